@@ -1,0 +1,139 @@
+"""Adjusting stage: merge neighbouring sections (paper, "The HTML segmentation flow").
+
+For two neighbouring sections S and T the first rule that applies decides (each rule is
+used only if no earlier rule applied):
+
+1. *link* section ⇔ anchor words / words > T1 and links > T2.  Both link sections with
+   the same background colour → merge.
+2. Either has bold text → no merge.
+3. |afs(S) − afs(T)| > 0.5 (Eq. 1, the average font score) → no merge.
+4. Both have more than 10 words → no merge.
+5. Types differ, but the merged section has the type of the larger (more words) → merge.
+6. Otherwise → no merge.
+
+The paper's Fig. 3 pseudo-code reads ``s2 = next(S)`` outside the loop and never emits
+the last section; this implements the evident intent: walk every neighbour pair, and
+emit the final accumulated section too.  Sections with fewer than two links are
+dropped; a block is the ordered link list of a remaining section.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from segmenter.scan import Link, Section
+
+# T1, the anchor-word ratio above which a section is a *link* section, is not given by the
+# paper.  Chosen on the public human-annotated pages (../shared/data/segmentation): see
+# README "Choosing T1" and `relatedpages eval segmentation --sweep-t1`.
+T1_DEFAULT = 0.5
+T2_DEFAULT = 2  # PAKDD version of the paper: a link section has more than 2 links
+AFS_GAP_DEFAULT = 0.5  # rule 3
+WORDY_DEFAULT = 10  # rule 4: "more than 10 words"
+MIN_BLOCK_LINKS = 2  # "the is valid routine discards all sections which have only one link"
+
+
+@dataclass(frozen=True)
+class AdjustParams:
+    """The adjusting stage's thresholds, with the paper's defaults."""
+
+    t1: float = T1_DEFAULT
+    t2: int = T2_DEFAULT
+    afs_gap: float = AFS_GAP_DEFAULT
+    wordy: int = WORDY_DEFAULT
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.t1 <= 1.0:
+            raise ValueError(f"T1 is a ratio in [0, 1], got {self.t1}")
+        if self.t2 < 0:
+            raise ValueError(f"T2 is a link count >= 0, got {self.t2}")
+        if self.afs_gap < 0:
+            raise ValueError(f"the afs gap must be >= 0, got {self.afs_gap}")
+        if self.wordy < 0:
+            raise ValueError(f"the word limit must be >= 0, got {self.wordy}")
+
+
+class SectionType(enum.Enum):
+    LINK = "link"
+    NON_LINK = "non-link"
+
+
+class MergeRule(enum.Enum):
+    """Which rule decided a pair, for ``--sections`` and for tests."""
+
+    LINK_SAME_BACKGROUND = "1: both link, same background -> merge"
+    BOLD = "2: bold text -> no merge"
+    FONT_SCORE = "3: afs differs by more than the gap -> no merge"
+    BOTH_WORDY = "4: both have more than 10 words -> no merge"
+    TYPE_OF_LARGER = "5: merged keeps the larger's type -> merge"
+    NO_RULE = "6: no rule applies -> no merge"
+
+    @property
+    def merges(self) -> bool:
+        return self in (MergeRule.LINK_SAME_BACKGROUND, MergeRule.TYPE_OF_LARGER)
+
+
+def section_type(section: Section, params: AdjustParams) -> SectionType:
+    """Rule 1's classification: link iff anchor words / words > T1 and links > T2."""
+    ratio = section.anchor_words / section.words if section.words else 0.0
+    if ratio > params.t1 and section.link_count > params.t2:
+        return SectionType.LINK
+    return SectionType.NON_LINK
+
+
+def merge_sections(first: Section, second: Section) -> Section:
+    """Both texts and both link lists; the larger section's background and label."""
+    larger = first if first.words >= second.words else second
+    return Section(
+        links=first.links + second.links,
+        link_count=first.link_count + second.link_count,
+        words=first.words + second.words,
+        anchor_words=first.anchor_words + second.anchor_words,
+        chars=first.chars + second.chars,
+        weighted_chars=first.weighted_chars + second.weighted_chars,
+        bold=first.bold or second.bold,
+        background=larger.background,
+        label=first.label if first.label == second.label else f"{first.label}+{second.label}",
+        fonts=larger.fonts,
+    )
+
+
+def merge_rule(s: Section, t: Section, params: AdjustParams) -> MergeRule:
+    """The first of the paper's rules that applies to neighbours S and T."""
+    s_type, t_type = section_type(s, params), section_type(t, params)
+    if s_type is t_type is SectionType.LINK and s.background == t.background:
+        return MergeRule.LINK_SAME_BACKGROUND
+    if s.bold or t.bold:
+        return MergeRule.BOLD
+    if abs(s.afs - t.afs) > params.afs_gap:
+        return MergeRule.FONT_SCORE
+    if s.words > params.wordy and t.words > params.wordy:
+        return MergeRule.BOTH_WORDY
+    if s_type is not t_type:
+        larger = s_type if s.words >= t.words else t_type
+        if section_type(merge_sections(s, t), params) is larger:
+            return MergeRule.TYPE_OF_LARGER
+    return MergeRule.NO_RULE
+
+
+def adjust(sections: Iterable[Section], params: AdjustParams = AdjustParams()) -> list[Section]:
+    """Fig. 3, as intended: merge neighbours left to right; keep the merged sections."""
+    merged: list[Section] = []
+    current: Section | None = None
+    for section in sections:
+        if current is None:
+            current = section
+        elif merge_rule(current, section, params).merges:
+            current = merge_sections(current, section)
+        else:
+            merged.append(current)
+            current = section
+    if current is not None:
+        merged.append(current)
+    return merged
+
+
+def blocks_of(sections: Sequence[Section]) -> list[tuple[Link, ...]]:
+    """isValid + getBlock: the link lists of sections with at least two links."""
+    return [s.links for s in sections if len(s.links) >= MIN_BLOCK_LINKS]

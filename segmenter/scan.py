@@ -1,0 +1,467 @@
+"""Scanning stage: HTML → sections (paper, "The HTML segmentation flow", scanning stage).
+
+The DOM is cut into *sections* with Debnath et al.'s partitioning-tag idea (GetBlocks):
+the content between two partitioning tags, leaf-most, is one section.  The scan is a
+stream of lxml parser events (a parser *target*), not a tree walk, for two reasons:
+
+* libxml2's tree builder stops at 256 (2048 with ``huge_tree``) levels of nesting and
+  silently drops everything deeper; its SAX events have no such limit;
+* no recursion and no tree in memory: a page of any depth or size scans in one pass.
+
+``huge_tree=True`` keeps text nodes larger than 10 MB (without it lxml drops the rest of
+the page silently).  Per section the scan keeps what the adjusting stage needs: links
+(resolved and normalised hrefs with anchors, in page order), word counts (all words and
+anchor words), and per text element its non-space character count, boldness and the
+CIELAB distance between its font colour and background colour (Eq. 1).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from lxml import etree
+
+from segmenter.style import (
+    BLACK,
+    LINK_BLUE,
+    RGB,
+    WHITE,
+    Declarations,
+    StyleSheet,
+    colour_distance,
+    parse_colour,
+    parse_declarations,
+)
+
+# Debnath et al.'s partitioning tags plus the HTML5 sectioning elements.  <li> is not one:
+# a list is one section, as in the paper.
+PARTITIONING_TAGS = frozenset(
+    "table tr td th p ul ol dl div h1 h2 h3 h4 h5 h6 hr form section nav header footer "
+    "article aside main blockquote body center".split()
+)
+# Subtrees whose text and links are not page content a reader sees as links.
+SKIPPED_TAGS = frozenset(
+    "script style noscript template svg math select textarea iframe object head title".split()
+)
+BOLD_TAGS = frozenset("b strong h1 h2 h3 h4 h5 h6 th".split())
+HEADING_SIZES: Mapping[str, str] = {
+    "h1": "2em", "h2": "1.5em", "h3": "1.17em", "h4": "1em", "h5": ".83em", "h6": ".67em",
+}
+# Attributes that can change style; elements without any of them (and without a tag
+# default or a matching stylesheet rule) inherit their parent's style unchanged.
+_STYLE_ATTRIBUTES = frozenset(("style", "class", "id", "bgcolor", "color", "face", "size", "text", "link"))
+_STYLED_TAGS = BOLD_TAGS | {"a", "font", "body"}
+
+
+class _AllTags:
+    """Stands for the set of every tag (a stylesheet with a universal rule)."""
+
+    def __contains__(self, tag: object) -> bool:
+        return True
+
+
+_ALL_TAGS = _AllTags()
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_WORD_RE = re.compile(rf"[^\W_{_CJK}]+")
+_CJK_RE = re.compile(rf"[{_CJK}]")
+
+Resolver = Callable[[str, str], "str | None"]
+
+
+def count_words(text: str) -> int:
+    """Words in a text: alphanumeric runs; CJK text counts one word per two characters
+    (the average length of a Chinese word), since it has no spaces.
+
+    >>> count_words("Hello, world 42"), count_words("新浪新闻 news")
+    (3, 3)
+    """
+    words = len(_WORD_RE.findall(text))
+    if not text.isascii():
+        cjk = len(_CJK_RE.findall(text))
+        words += (cjk + 1) // 2
+    return words
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link as it appears in a page: absolute normalised href and its anchor text."""
+
+    href: str
+    anchor: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """A scanned section and the features the adjusting rules read."""
+
+    links: tuple[Link, ...]
+    link_count: int  # every <a href>, web or not: a menu of javascript: links is still a menu
+    words: int
+    anchor_words: int
+    chars: int  # Σ nᵢ, non-space characters of the text elements
+    weighted_chars: float  # Σ nᵢ·bᵢ·edisᵢ (Eq. 1 numerator)
+    bold: bool
+    background: RGB
+    label: str  # the innermost partitioning element, e.g. "ul" or "div#nav", for people
+    fonts: tuple[str, ...] = ()  # font family/size/colour seen, most characters first
+
+    @property
+    def afs(self) -> float:
+        """Average font score, Eq. (1)."""
+        return self.weighted_chars / self.chars if self.chars else 0.0
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    sections: tuple[Section, ...]
+    base_url: str
+
+
+class _Style:
+    """The computed style of an element (immutable; shared by children that inherit it).
+
+    edis (Eq. 1) and the font description are computed once per distinct style, not per
+    text element."""
+
+    __slots__ = ("colour", "background", "bold", "family", "size", "edis", "weight", "_described")
+
+    def __init__(self, colour: RGB, background: RGB, bold: bool, family: str, size: str) -> None:
+        self.colour = colour
+        self.background = background
+        self.bold = bold
+        self.family = family
+        self.size = size
+        self.edis = colour_distance(colour, background)
+        self.weight = 1.2 if bold else 1.0  # bᵢ in Eq. (1)
+        self._described: str | None = None
+
+    def key(self) -> tuple[RGB, RGB, bool, str, str]:
+        return (self.colour, self.background, self.bold, self.family, self.size)
+
+    def describe(self) -> str:
+        if self._described is None:
+            r, g, b = self.colour
+            self._described = (f"{self.family} {self.size} #{r:02x}{g:02x}{b:02x}"
+                               + (" bold" if self.bold else ""))
+        return self._described
+
+
+_DEFAULT_STYLE_ARGS = (BLACK, WHITE, False, "serif", "medium")
+
+
+class _SectionBuilder:
+    __slots__ = ("label", "links", "link_count", "words", "anchor_words", "chars",
+                 "weighted_chars", "bold", "background", "fonts")
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.links: list[Link] = []
+        self.link_count = 0
+        self.words = 0
+        self.anchor_words = 0
+        self.chars = 0
+        self.weighted_chars = 0.0
+        self.bold = False
+        self.background: RGB | None = None
+        self.fonts: dict[_Style, int] = {}
+
+    @property
+    def empty(self) -> bool:
+        return not self.chars and not self.link_count
+
+    def build(self) -> Section:
+        ranked = sorted(self.fonts.items(), key=lambda kv: -kv[1])[:3]
+        return Section(
+            links=tuple(self.links),
+            link_count=self.link_count,
+            words=self.words,
+            anchor_words=self.anchor_words,
+            chars=self.chars,
+            weighted_chars=round(self.weighted_chars, 6),
+            bold=self.bold,
+            background=self.background or WHITE,
+            label=self.label,
+            fonts=tuple(dict.fromkeys(style.describe() for style, _ in ranked)),
+        )
+
+
+class _SectionScanner:
+    """lxml parser target: receives start/end/data events and builds sections.
+
+    This is the hot path of the whole segmenter (a callback per element and text node):
+    elements that change nothing reuse their parent's style object, whitespace-only text
+    returns at once, and an empty section is relabelled rather than rebuilt."""
+
+    def __init__(self, page_url: str, resolve: Resolver) -> None:
+        self.base_url = page_url
+        self._resolve = resolve
+        self._base_seen = False
+        self._sheet = StyleSheet()
+        self._styles_by_key: dict[tuple[RGB, RGB, bool, str, str], _Style] = {}
+        self._style_cache: dict[tuple[object, ...], _Style] = {}
+        self._styled_tags: frozenset[str] | _AllTags = _STYLED_TAGS
+        self._resolved: dict[tuple[str, str], str | None] = {}
+        default = self._style(*_DEFAULT_STYLE_ARGS)
+        self._styles: list[_Style] = [default]
+        self._labels: list[str] = ["body"]
+        self._link_colour = LINK_BLUE
+        self._skip_depth = 0
+        self._css: list[str] | None = None
+        self._text: list[str] = []
+        self._link_href: str | None = None
+        self._link_text: list[str] = []
+        self._link_depth = 0
+        self._sections: list[Section] = []
+        self._current = _SectionBuilder(label="body")
+
+    # -- lxml target interface --------------------------------------------------------
+
+    def start(self, tag: str, attrib: Mapping[str, str]) -> None:
+        if self._text:
+            self._flush_text()
+        styles = self._styles
+        parent = styles[-1]
+        if self._skip_depth or tag in SKIPPED_TAGS:
+            if tag == "base" and not self._base_seen:
+                self._set_base(attrib.get("href"))
+            elif tag == "style" and self._css is None:
+                self._css = []  # collect the rules: <style> is usually inside a skipped <head>
+            self._skip_depth += 1
+            styles.append(parent)
+            return
+        if tag == "a":
+            if self._link_href is None:
+                href = attrib.get("href")
+                if href is not None:
+                    self._link_href = href
+                    self._link_text = []
+                    self._link_depth = len(styles)
+        elif tag == "base" and not self._base_seen:
+            self._set_base(attrib.get("href"))
+        if attrib or tag in self._styled_tags:
+            styles.append(self._style_for(tag, attrib, parent))
+        else:
+            styles.append(parent)
+        if tag in PARTITIONING_TAGS and self._link_href is None:
+            self._flush_section()
+            label = _label(tag, attrib) if attrib else tag
+            self._labels.append(label)
+            self._current.label = label
+
+    def end(self, tag: str) -> None:
+        if self._text:
+            self._flush_text()
+        styles = self._styles
+        if len(styles) <= 1:
+            return
+        styles.pop()
+        if self._skip_depth:
+            self._skip_depth -= 1
+            if tag == "style" and self._css is not None:
+                self._sheet.add_css("".join(self._css))
+                self._css = None
+                self._style_cache.clear()  # memoised styles predate these rules
+                sheet_tags = self._sheet.styled_tags()
+                self._styled_tags = _ALL_TAGS if sheet_tags is None else _STYLED_TAGS | sheet_tags
+            return
+        if self._link_href is not None and len(styles) <= self._link_depth:
+            self._finish_link()
+        if tag in PARTITIONING_TAGS and self._link_href is None:
+            self._flush_section()
+            if len(self._labels) > 1:
+                self._labels.pop()
+            self._current.label = self._labels[-1]
+
+    def data(self, text: str) -> None:
+        if self._skip_depth:
+            if self._css is not None:
+                self._css.append(text)
+            return
+        self._text.append(text)
+
+    def comment(self, text: str) -> None:  # comments are not content
+        return None
+
+    def close(self) -> ScanResult:
+        if self._text:
+            self._flush_text()
+        if self._link_href is not None:
+            self._finish_link()
+        self._flush_section()
+        return ScanResult(sections=tuple(self._sections), base_url=self.base_url)
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _style(self, colour: RGB, background: RGB, bold: bool, family: str, size: str) -> _Style:
+        key = (colour, background, bold, family, size)
+        style = self._styles_by_key.get(key)
+        if style is None:
+            style = self._styles_by_key[key] = _Style(colour, background, bold, family, size)
+        return style
+
+    def _set_base(self, href: str | None) -> None:
+        # Only the first <base href> counts (HTML: "the first base element with an href").
+        if href is None:
+            return
+        self._base_seen = True
+        resolved = self._resolve(href, self.base_url)
+        if resolved is not None:
+            self.base_url = resolved
+
+    def _style_for(self, tag: str, attrib: Mapping[str, str], parent: _Style) -> _Style:
+        """The element's style, memoised on what can change it: most elements of a page
+        repeat a few (parent style, tag, class, inline style) combinations."""
+        if tag in ("body", "font") or not attrib:
+            return self._compute_style(tag, attrib, parent)
+        get = attrib.get
+        sheet = self._sheet
+        key = (
+            parent,
+            tag,
+            get("class") if sheet.has_class_rules else None,
+            get("id") if sheet.has_id_rules else None,
+            get("style"),
+            get("bgcolor"),
+        )
+        style = self._style_cache.get(key)
+        if style is None:
+            style = self._style_cache[key] = self._compute_style(tag, attrib, parent)
+        return style
+
+    def _compute_style(self, tag: str, attrib: Mapping[str, str], parent: _Style) -> _Style:
+        has_attributes = not _STYLE_ATTRIBUTES.isdisjoint(attrib.keys()) if attrib else False
+        if not has_attributes and tag not in _STYLED_TAGS and not self._sheet.has_tag(tag):
+            return parent
+        declared = Declarations()
+        if has_attributes:
+            style_attr = attrib.get("style")
+            if style_attr:
+                declared = parse_declarations(style_attr)
+        if self._sheet:
+            class_attr = attrib.get("class")
+            classes = class_attr.split() if class_attr else ()
+            declared = declared.over(self._sheet.match(tag, classes, attrib.get("id")))
+        colour, background = parent.colour, parent.background
+        bold, family, size = parent.bold, parent.family, parent.size
+        if tag == "body":
+            text_colour = parse_colour(attrib.get("text", ""))
+            if text_colour is not None:
+                colour = text_colour
+            link_colour = parse_colour(attrib.get("link", ""))
+            if link_colour is not None:
+                self._link_colour = link_colour
+        elif tag == "a":
+            colour = self._link_colour  # the UA stylesheet colours links, not inheritance
+        elif tag == "font":
+            font_colour = parse_colour(attrib.get("color", ""))
+            if font_colour is not None:
+                colour = font_colour
+            face = attrib.get("face")
+            if face:
+                family = face.split(",")[0].strip().lower()
+            if attrib.get("size"):
+                size = "font-size-" + attrib["size"].strip()
+        if tag in BOLD_TAGS:
+            bold = True
+            size = HEADING_SIZES.get(tag, size)
+        bgcolor = attrib.get("bgcolor")
+        if bgcolor:
+            background = parse_colour(bgcolor) or background
+        if declared.colour is not None:
+            colour = declared.colour
+        if declared.background is not None:
+            background = declared.background
+        if declared.bold is not None:
+            bold = declared.bold
+        family = declared.font_family or family
+        size = declared.font_size or size
+        return self._style(colour, background, bold, family, size)
+
+    def _flush_text(self) -> None:
+        text = "".join(self._text) if len(self._text) > 1 else self._text[0]
+        self._text = []
+        if text.isspace():
+            return
+        nonspace = len("".join(text.split()))
+        if not nonspace:
+            return
+        style = self._styles[-1]
+        words = count_words(text)
+        current = self._current
+        if current.background is None:
+            current.background = style.background
+        current.chars += nonspace
+        current.weighted_chars += nonspace * style.weight * style.edis  # nᵢ·bᵢ·edisᵢ
+        current.words += words
+        if style.bold:
+            current.bold = True
+        fonts = current.fonts
+        fonts[style] = fonts.get(style, 0) + nonspace
+        if self._link_href is not None:
+            current.anchor_words += words
+            self._link_text.append(text)
+
+    def _finish_link(self) -> None:
+        href, self._link_href = self._link_href, None
+        anchor = " ".join(" ".join(self._link_text).split())
+        self._link_text = []
+        current = self._current
+        current.link_count += 1
+        if current.background is None:
+            current.background = self._styles[-1].background
+        key = (href, self.base_url)
+        try:
+            resolved = self._resolved[key]
+        except KeyError:
+            resolved = self._resolved[key] = self._resolve(href, self.base_url)
+        if resolved is not None:
+            current.links.append(Link(resolved, anchor))
+
+    def _flush_section(self) -> None:
+        current = self._current
+        if current.chars or current.link_count:
+            self._sections.append(current.build())
+            self._current = _SectionBuilder(label=self._labels[-1])
+
+
+def _label(tag: str, attrib: Mapping[str, str]) -> str:
+    label = tag
+    element_id = attrib.get("id")
+    if element_id:
+        label += "#" + element_id.strip()[:40]
+    classes = (attrib.get("class") or "").split()
+    if classes:
+        label += "." + ".".join(classes[:2])[:40]
+    return label
+
+
+def scan_html(text: str, page_url: str, resolve: Resolver) -> ScanResult:
+    """Scan decoded HTML into sections; links resolved with ``resolve(href, base)``.
+
+    Never raises for any text: NUL characters are replaced (libxml2 truncates text at
+    NUL), unencodable surrogates replaced, and a document libxml2 cannot parse at all
+    (empty, comment-only) yields no sections.
+    """
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    data = text.encode("utf-8", "replace")
+    scanner = _SectionScanner(page_url, resolve)
+    parser = etree.HTMLParser(
+        target=scanner,
+        encoding="utf-8",  # already decoded: never let a <meta charset> re-decode it
+        huge_tree=True,
+        recover=True,
+        remove_comments=True,
+        remove_pis=True,
+        no_network=True,
+    )
+    try:
+        parser.feed(data)
+        result = parser.close()
+    except etree.ParserError:
+        return ScanResult(sections=(), base_url=page_url)
+    except etree.XMLSyntaxError:
+        return ScanResult(sections=(), base_url=page_url)
+    return result if isinstance(result, ScanResult) else ScanResult((), page_url)

@@ -1,0 +1,37 @@
+"""relatedpages: related web pages by block co-citation on Hadoop Streaming."""
+from setuptools import find_packages, setup
+
+# Pinned to versions that work together on Python 3.11 (mrjob 0.7.4 is the last
+# release and imports `pipes`, removed in 3.13).  colormath2 is the maintained
+# fork of colormath; we use only its colour *conversion* (colormath 3.0.0's
+# delta_e_* crash on NumPy >= 1.23) and compute CIELAB distances ourselves.
+INSTALL_REQUIRES = [
+    "mrjob==0.7.4",
+    "PyYAML==6.0.3",
+    "lxml==6.1.3",
+    "nltk==3.10.4",
+    "jieba==0.42.1",
+    "tldextract==5.4.0",
+    "colormath2==3.0.3",
+    "warcio==1.8.1",
+    "fastwarc==2.0.0",
+    "charset-normalizer==3.5.2",
+    "matplotlib==3.11.2",
+]
+
+TEST_REQUIRES = [
+    "pytest==9.2.0",
+    "hypothesis==6.170.15",
+]
+
+setup(
+    name="relatedpages",
+    version="0.1.0",
+    description="Related web pages by block co-citation, as mrjob jobs on Hadoop Streaming",
+    python_requires=">=3.11,<3.12",
+    packages=find_packages(include=["relatedpages*", "jobs*", "segmenter*", "filters*"]),
+    package_data={"filters": ["data/*"], "relatedpages": ["data/*"]},
+    install_requires=INSTALL_REQUIRES,
+    extras_require={"test": TEST_REQUIRES},
+    entry_points={"console_scripts": ["relatedpages=relatedpages.cli:main"]},
+)
