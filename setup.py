@@ -22,6 +22,8 @@ INSTALL_REQUIRES = [
 TEST_REQUIRES = [
     "pytest==9.2.0",
     "hypothesis==6.170.15",
+    "mypy==2.4.1",
+    "lxml-stubs==0.5.1",
 ]
 
 setup(

@@ -27,7 +27,7 @@ from segmenter.scan import Link, Section
 # T1, the anchor-word ratio above which a section is a *link* section, is not given by the
 # paper.  Chosen on the public human-annotated pages (../shared/data/segmentation): see
 # README "Choosing T1" and `relatedpages eval segmentation --sweep-t1`.
-T1_DEFAULT = 0.5
+T1_DEFAULT = 0.7
 T2_DEFAULT = 2  # PAKDD version of the paper: a link section has more than 2 links
 AFS_GAP_DEFAULT = 0.5  # rule 3
 WORDY_DEFAULT = 10  # rule 4: "more than 10 words"

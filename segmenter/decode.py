@@ -340,8 +340,8 @@ def decode_html(body: bytes, http_charset: str | None = None) -> Decoded:
         declared.append((meta_codec, CharsetSource.META))
 
     for codec, source in declared:
-        text = _decode_strict(body, codec)
-        if text is None:
+        strict = _decode_strict(body, codec)
+        if strict is None:
             logger.debug("declared charset %s (%s) does not decode the body", codec,
                          source.value)
             continue
@@ -350,7 +350,7 @@ def decode_html(body: bytes, http_charset: str | None = None) -> Decoded:
             utf8 = _decode_strict(body, "utf-8")
             if utf8 is not None:
                 return _finish(utf8, "utf-8", CharsetSource.DETECTED)
-        return _finish(text, codec, source)
+        return _finish(strict, codec, source)
 
     utf16 = utf16_without_bom(body)
     if utf16 is not None:

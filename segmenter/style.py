@@ -317,13 +317,13 @@ class StyleSheet:
             selectors = head.rpartition("{")[2]
             if "@" in selectors:
                 continue
+            simple = [sel for sel in map(parse_selector, selectors.split(",")) if sel is not None]
+            if not simple:
+                continue  # descendant, pseudo-class … selectors: a streaming scan can't match them
             declarations = parse_declarations(body)
             if declarations.empty:
                 continue
-            for selector_text in selectors.split(","):
-                selector = parse_selector(selector_text)
-                if selector is None:
-                    continue
+            for selector in simple:
                 index = len(self._rules)
                 self._rules.append((selector.specificity, index, selector, declarations))
                 if selector.element_id:
@@ -348,6 +348,13 @@ class StyleSheet:
         if element_id:
             candidates.update(self._by_id.get(element_id.lower(), ()))
         if not candidates:
+            return EMPTY_DECLARATIONS
+        if len(candidates) == 1:
+            (index,) = candidates
+            _, _, selector, declarations = self._rules[index]
+            if (selector.tag in (None, tag) and selector.classes <= class_set
+                    and selector.element_id in (None, (element_id or "").lower())):
+                return declarations
             return EMPTY_DECLARATIONS
         result = EMPTY_DECLARATIONS
         matched = []

@@ -44,11 +44,12 @@ def test_manual_blocks_group_links_by_deepest_annotated_ancestor(kreuzer):
 
 def test_quality_floors_after_adjusting(evaluation):
     after, strict = evaluation.after, evaluation.after_strict
-    assert after.i_precision >= 0.90  # issue target: I >= 90 %
-    assert after.e_precision >= 0.40  # issue target: E >= 30 %
-    assert strict.e_precision >= 0.30
-    assert strict.i_precision >= 0.76
-    assert strict.blocks >= 450
+    # measured with T1 = 0.7: judged E 43.8 %, I 93.7 %; strict E 32.7 %, I 80.4 %, 511 blocks
+    assert after.i_precision >= 0.92  # issue target: I >= 90 %
+    assert after.e_precision >= 0.42  # issue target: E >= 30 %
+    assert strict.e_precision >= 0.31
+    assert strict.i_precision >= 0.78
+    assert strict.blocks >= 480
 
 
 def test_adjusting_merges_blocks_and_raises_e_precision(evaluation):
