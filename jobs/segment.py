@@ -22,8 +22,8 @@ from mrjob.step import MRStep
 from filters.site import site_of
 from filters.urls import normalise_url
 from relatedpages.ingest import MAX_PAGE_BYTES_DEFAULT, Skip, read_pages
-from segmenter import AdjustParams, blocks_as_json, segment_bytes
-from segmenter.adjust import AFS_GAP_DEFAULT, T1_DEFAULT, T2_DEFAULT, WORDY_DEFAULT
+from segmenter import blocks_as_json, segment_bytes
+from segmenter.adjust import add_adjust_options, adjust_params_from
 
 INGEST_GROUP = "ingest"
 SEGMENT_GROUP = "segment"
@@ -80,32 +80,14 @@ class MRSegment(MRJob):
             "--max-page-bytes", type=int, default=MAX_PAGE_BYTES_DEFAULT,
             help="Truncate pages larger than this many bytes. Default: %(default)s",
         )
-        self.add_passthru_arg(
-            "--t1", type=float, default=T1_DEFAULT,
-            help="Anchor-word ratio above which a section is a link section. Default: %(default)s",
-        )
-        self.add_passthru_arg(
-            "--t2", type=int, default=T2_DEFAULT,
-            help="A link section has more than this many links. Default: %(default)s",
-        )
-        self.add_passthru_arg(
-            "--afs-gap", type=float, default=AFS_GAP_DEFAULT,
-            help="Rule 3: no merge when average font scores differ by more. Default: %(default)s",
-        )
-        self.add_passthru_arg(
-            "--wordy", type=int, default=WORDY_DEFAULT,
-            help="Rule 4: no merge when both sections have more words. Default: %(default)s",
-        )
+        add_adjust_options(self.add_passthru_arg)
 
     def load_args(self, args: list[str]) -> None:
         super().load_args(args)
         if self.options.max_page_bytes <= 0:
             self.arg_parser.error("--max-page-bytes must be positive")
         try:
-            self.adjust_params = AdjustParams(
-                t1=self.options.t1, t2=self.options.t2,
-                afs_gap=self.options.afs_gap, wordy=self.options.wordy,
-            )
+            self.adjust_params = adjust_params_from(self.options)
         except ValueError as error:
             self.arg_parser.error(str(error))
 

@@ -16,7 +16,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from segmenter.adjust import AFS_GAP_DEFAULT, T1_DEFAULT, T2_DEFAULT, WORDY_DEFAULT, AdjustParams
+from segmenter.adjust import (
+    ADJUST_OPTIONS,
+    AdjustParams,
+    add_adjust_options,
+    adjust_params_from,
+)
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 RUNNERS = ("inline", "local", "hadoop")
@@ -24,13 +29,6 @@ RUNNERS = ("inline", "local", "hadoop")
 
 class UsageError(Exception):
     """A command line that cannot be run; reported in one line with exit status 2."""
-
-
-def _add_segmenter_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--t1", type=float, default=T1_DEFAULT, help="Default: %(default)s")
-    parser.add_argument("--t2", type=int, default=T2_DEFAULT, help="Default: %(default)s")
-    parser.add_argument("--afs-gap", type=float, default=AFS_GAP_DEFAULT, help="Default: %(default)s")
-    parser.add_argument("--wordy", type=int, default=WORDY_DEFAULT, help="Default: %(default)s")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
                          help="mrjob runner. Default: %(default)s")
     segment.add_argument("--show", type=int, default=3, metavar="N",
                          help="print the blocks of N pages with the most blocks. Default: %(default)s")
-    _add_segmenter_args(segment)
+    add_adjust_options(segment.add_argument)
 
     evaluate = commands.add_parser("eval", help="evaluations")
     evals = evaluate.add_subparsers(dest="evaluation", required=True)
@@ -56,13 +54,13 @@ def _parser() -> argparse.ArgumentParser:
     seg_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
     seg_eval.add_argument("--sweep-t1", metavar="V,V,…",
                           help="evaluate these T1 values instead (how T1 was chosen)")
-    _add_segmenter_args(seg_eval)
+    add_adjust_options(seg_eval.add_argument)
     return parser
 
 
 def _adjust_params(args: argparse.Namespace) -> AdjustParams:
     try:
-        return AdjustParams(t1=args.t1, t2=args.t2, afs_gap=args.afs_gap, wordy=args.wordy)
+        return adjust_params_from(args)
     except ValueError as error:
         raise UsageError(str(error)) from error
 
@@ -88,10 +86,11 @@ def run_segment(args: argparse.Namespace) -> int:
         if not Path(name).exists() and "://" not in name:
             raise UsageError(f"no such input: {name}")
     _adjust_params(args)
-    job_args = ["-r", args.runner, "--no-conf" if args.runner != "hadoop" else "",
-                "--t1", str(args.t1), "--t2", str(args.t2),
-                "--afs-gap", str(args.afs_gap), "--wordy", str(args.wordy)]
-    job_args = [a for a in job_args if a]
+    job_args = ["-r", args.runner]
+    if args.runner != "hadoop":
+        job_args.append("--no-conf")
+    for flag, name, _, _ in ADJUST_OPTIONS:
+        job_args += [flag, str(getattr(args, name))]
     if args.output:
         job_args += ["--output-dir", args.output]
     job = MRSegment(job_args + list(args.inputs))
@@ -151,6 +150,7 @@ def run_eval_segmentation(args: argparse.Namespace) -> int:
     if not (folder / "mapping.txt").is_file():
         raise UsageError(f"{folder}: not an annotated data set (no mapping.txt)")
     if args.sweep_t1:
+        base = _adjust_params(args)
         try:
             values = [float(v) for v in args.sweep_t1.split(",") if v.strip()]
             for value in values:
@@ -158,7 +158,7 @@ def run_eval_segmentation(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UsageError(f"--sweep-t1: {error}") from error
         print(f"{'T1':>5}{'blocks':>8}{'E judged':>10}{'I judged':>10}{'E strict':>10}{'I strict':>10}")
-        for t1, evaluation in seg_eval.sweep_t1(folder, values):
+        for t1, evaluation in seg_eval.sweep_t1(folder, values, base):
             print(f"{t1:>5.2f}{evaluation.after_strict.blocks:>8}"
                   f"{100 * evaluation.after.e_precision:>10.1f}{100 * evaluation.after.i_precision:>10.1f}"
                   f"{100 * evaluation.after_strict.e_precision:>10.1f}"

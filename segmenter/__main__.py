@@ -14,14 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from segmenter import AdjustParams, Segmentation, blocks_as_json, segment_bytes
-from segmenter.adjust import (
-    AFS_GAP_DEFAULT,
-    T1_DEFAULT,
-    T2_DEFAULT,
-    WORDY_DEFAULT,
-    merge_rule,
-    section_type,
-)
+from segmenter.adjust import add_adjust_options, adjust_params_from, merge_rule, section_type
 from segmenter.scan import Section
 
 EXIT_USAGE = 2
@@ -38,10 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="one JSON object per page")
     parser.add_argument("--sections", action="store_true",
                         help="show the sections before adjusting, with features and merge rules")
-    parser.add_argument("--t1", type=float, default=T1_DEFAULT, help="Default: %(default)s")
-    parser.add_argument("--t2", type=int, default=T2_DEFAULT, help="Default: %(default)s")
-    parser.add_argument("--afs-gap", type=float, default=AFS_GAP_DEFAULT, help="Default: %(default)s")
-    parser.add_argument("--wordy", type=int, default=WORDY_DEFAULT, help="Default: %(default)s")
+    add_adjust_options(parser.add_argument)
     return parser
 
 
@@ -111,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        params = AdjustParams(t1=args.t1, t2=args.t2, afs_gap=args.afs_gap, wordy=args.wordy)
+        params = adjust_params_from(args)
     except ValueError as error:
         parser.error(str(error))
     if bool(args.page) == bool(args.manifest):

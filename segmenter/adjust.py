@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from segmenter.scan import Link, Section
 
@@ -32,6 +32,30 @@ T2_DEFAULT = 2  # PAKDD version of the paper: a link section has more than 2 lin
 AFS_GAP_DEFAULT = 0.5  # rule 3
 WORDY_DEFAULT = 10  # rule 4: "more than 10 words"
 MIN_BLOCK_LINKS = 2  # "the is valid routine discards all sections which have only one link"
+
+
+# The command-line form of each parameter, for every tool that exposes them (the mrjob job,
+# ``python -m segmenter``, ``relatedpages``): (flag, AdjustParams field, type, help).
+ADJUST_OPTIONS: tuple[tuple[str, str, type, str], ...] = (
+    ("--t1", "t1", float, "Anchor-word ratio above which a section is a link section."),
+    ("--t2", "t2", int, "A link section has more than this many links."),
+    ("--afs-gap", "afs_gap", float, "Rule 3: no merge when average font scores differ by more."),
+    ("--wordy", "wordy", int, "Rule 4: no merge when both sections have more words."),
+)
+
+
+def add_adjust_options(add_argument: Callable[..., Any]) -> None:
+    """Declare the adjusting parameters with ``argparse``'s ``add_argument`` or mrjob's
+    ``add_passthru_arg`` (same signature), defaults from :class:`AdjustParams`."""
+    defaults = AdjustParams()
+    for flag, field_name, kind, text in ADJUST_OPTIONS:
+        add_argument(flag, dest=field_name, type=kind, default=getattr(defaults, field_name),
+                     help=text + " Default: %(default)s")
+
+
+def adjust_params_from(options: Any) -> "AdjustParams":
+    """AdjustParams from parsed options; ValueError for impossible values."""
+    return AdjustParams(**{name: getattr(options, name) for _, name, _, _ in ADJUST_OPTIONS})
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ views are reported:
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -216,9 +217,12 @@ def format_table(evaluation: Evaluation) -> str:
     return "\n".join(lines)
 
 
-def sweep_t1(folder: Path, values: Iterable[float]) -> Iterator[tuple[float, Evaluation]]:
+def sweep_t1(
+    folder: Path, values: Iterable[float], base: AdjustParams = AdjustParams()
+) -> Iterator[tuple[float, Evaluation]]:
+    """Table 1 for each T1 (the other parameters from ``base``): how T1 was chosen."""
     for t1 in values:
-        yield t1, evaluate(folder, AdjustParams(t1=t1))
+        yield t1, evaluate(folder, dataclasses.replace(base, t1=t1))
 
 
 def plot_block_sizes(evaluation: Evaluation, path: Path) -> None:
