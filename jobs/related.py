@@ -1,0 +1,218 @@
+"""Segment records → related pages by block co-citation (paper, "Parallel implementation").
+
+    python -m jobs.related -r inline|local|hadoop SEGMENTS… -o OUT
+
+Mapper1 → Sort1 → Reducer1 → Mapper2 (identity) → Reducer2, as DESIGN.md describes.
+Output, one line per page with at least one related page:
+``"<url>"\\t[[related_url, score, [[citing_site, ds], …]], …]`` — best first, at most M,
+each score >= T; the third element is the evidence (the citing sites that gave most).
+"""
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import os
+from typing import Any, Iterator
+
+from mrjob.job import MRJob
+from mrjob.protocol import StandardJSONProtocol
+from mrjob.step import MRStep
+
+from filters.anchors import AnchorWords
+from filters.links import LARGE_BLOCK_DEFAULT, FilterEvent, LinkFilterParams, filter_blocks
+from relatedpages import similarity as sim
+from relatedpages.chain import (
+    AUX_TAG,
+    PAIR_TAG,
+    decode_pair_value,
+    encode_aux_value,
+    encode_pair_value,
+    micro,
+    total_from_micro,
+    unmicro,
+)
+
+# One switch per link filter, named after LinkFilterParams' boolean fields.
+FILTER_SWITCHES = tuple(
+    field.name for field in dataclasses.fields(LinkFilterParams) if field.type in (bool, "bool")
+)
+FILTER_GROUP = "filters"
+CHAIN_GROUP = "related"
+
+
+class MRRelatedPages(MRJob):
+    """Block co-citation: segment records in, ranked related pages out."""
+
+    INPUT_PROTOCOL = StandardJSONProtocol
+    INTERNAL_PROTOCOL = StandardJSONProtocol
+    OUTPUT_PROTOCOL = StandardJSONProtocol
+    # Sort1: values reach Reducer1 sorted by their encoded bytes (relatedpages.chain).
+    SORT_VALUES = True
+    DIRS = ["../relatedpages#relatedpages", "../segmenter#segmenter", "../filters#filters",
+            "../conf#conf"]
+
+    def configure_args(self) -> None:
+        super().configure_args()
+        arg = self.add_passthru_arg
+        arg("--large-block", type=int, default=LARGE_BLOCK_DEFAULT,
+            help="S: drop blocks with more links (0: keep all). Default: %(default)s")
+        arg("--lam", type=int, default=sim.LAMBDA_DEFAULT,
+            help="λ: near-neighbour threshold of the proximity factor (Eq. 5). Default: %(default)s")
+        arg("--r", type=int, default=sim.R_DEFAULT,
+            help="r: anchor repetition cap per citing site (Eq. 12). Default: %(default)s")
+        arg("--n", type=float, default=sim.N_DEFAULT,
+            help="N: domain similarity cap (Eq. 12). Default: %(default)s")
+        arg("--m", type=int, default=sim.M_DEFAULT,
+            help="M: related pages kept per page. Default: %(default)s")
+        arg("--t", type=float, default=sim.T_DEFAULT,
+            help="T: minimum total similarity (Eq. 13). Default: %(default)s")
+        arg("--evidence", type=int, default=sim.EVIDENCE_DEFAULT,
+            help="citing sites kept as evidence per result. Default: %(default)s")
+        for name in FILTER_SWITCHES:
+            arg(f"--no-{name.replace('_', '-')}-filter", dest=f"no_{name}_filter",
+                action="store_true", help=f"switch the {name.replace('_', ' ')} filter off")
+
+    def load_args(self, args: list[str]) -> None:
+        super().load_args(args)
+        options = self.options
+        try:
+            switches: dict[str, Any] = {
+                name: not getattr(options, f"no_{name}_filter") for name in FILTER_SWITCHES
+            }
+            self.link_params = LinkFilterParams(large_block=options.large_block, **switches)
+            self.sim_params = sim.SimilarityParams(
+                lam=options.lam, r=options.r, n=options.n, m=options.m, t=options.t,
+                evidence=options.evidence,
+            )
+        except ValueError as error:
+            self.arg_parser.error(str(error))
+
+    def steps(self) -> list[MRStep]:
+        return [
+            MRStep(mapper_init=self.mapper_init_words, mapper=self.mapper_emit_pairs,
+                   reducer=self.reducer_total_similarity),
+            MRStep(reducer=self.reducer_top_related),  # Mapper2 is the identity
+        ]
+
+    # -- Mapper1 ---------------------------------------------------------------------------
+
+    def mapper_init_words(self) -> None:
+        # Every runner (inline too) starts tasks in a job-local working folder: jieba's
+        # dictionary cache goes there, never into a shared or system folder.
+        self.words = AnchorWords(cache_dir=os.path.join(os.getcwd(), "jieba-cache"))
+
+    def mapper_emit_pairs(self, url: str, record: Any) -> Iterator[tuple[str, str | list[Any]]]:
+        """Input: url → segment record.  Output, per filtered block and page, an auxiliary
+        value (for in_p), and per related pair {p1, p2} of the page (first block only),
+        p1 → (p2, TSD(p), A_p,p1, S_p) and p2 → (p1, TSD(p), A_p,p2, S_p)."""
+        if not isinstance(record, dict) or not isinstance(record.get("blocks"), list):
+            self.increment_counter(CHAIN_GROUP, "bad_segment_record")
+            return
+        site = record.get("site")
+        if not isinstance(site, str) or not site:
+            self.increment_counter(CHAIN_GROUP, "bad_segment_record")
+            return
+        blocks, events = filter_blocks(site, record["blocks"], self.words, self.link_params)
+        for event, count in events.items():
+            self.increment_counter(FILTER_GROUP, event.value, count)
+        for page, count in sim.in_counts(blocks).items():
+            for _ in range(count):
+                yield page, encode_aux_value()
+        pairs = sim.page_pairs(site, blocks, self.sim_params.lam)
+        self.increment_counter(CHAIN_GROUP, "related_pairs", len(pairs))
+        for pair in pairs:
+            yield pair.p1, encode_pair_value(pair.p2, pair.site, pair.anchor1, pair.s)
+            yield pair.p2, encode_pair_value(pair.p1, pair.site, pair.anchor2, pair.s)
+
+    # -- Reducer1 --------------------------------------------------------------------------
+
+    def reducer_total_similarity(
+        self, page: str, values: Iterator[Any]
+    ) -> Iterator[tuple[str, list[Any]]]:
+        """Input: p2 → auxiliary values first, then (p1, TSD, A_p,p2, S_p) sorted by p1,
+        TSD, anchor and similarity descending (Sort1).  Output: p1 → (p2, TS(p1 → p2),
+        evidence) for TS >= T.  One pass, constant memory: integer sums, a small heap."""
+        params = self.sim_params
+        n_micro, cap = micro(params.n), params.r
+        in_p2 = 0
+        other = site = anchor = None
+        taken = 0  # values taken from the current anchor group (the r cap)
+        site_micro = total_micro = 0
+        evidence: list[tuple[int, str]] = []  # min-heap of (ds, site) of the best sites
+
+        def close_site() -> None:
+            nonlocal total_micro, site_micro
+            if site is None:
+                return
+            ds = min(n_micro, site_micro)  # Eq. 12
+            total_micro += ds
+            heapq.heappush(evidence, (ds, _Desc(site)))
+            if len(evidence) > params.evidence:
+                heapq.heappop(evidence)
+            site_micro = 0
+
+        def close_other() -> Iterator[tuple[str, list[Any]]]:
+            if other is None:
+                return
+            close_site()
+            ts = total_from_micro(total_micro, in_p2)  # Eq. 13
+            if ts >= params.t:
+                best = sorted(evidence, key=lambda item: (-item[0], item[1].value))
+                yield other, [page, ts, [[s.value, unmicro(ds)] for ds, s in best]]
+            else:
+                self.increment_counter(CHAIN_GROUP, "scores_below_threshold")
+
+        for value in values:
+            if value[0] == AUX_TAG:
+                in_p2 += 1
+                continue
+            if value[0] != PAIR_TAG:
+                self.increment_counter(CHAIN_GROUP, "bad_intermediate_value")
+                continue
+            p1, value_site, value_anchor, s_micro = decode_pair_value(value)
+            if p1 != other:
+                yield from close_other()
+                other, site, anchor, taken = p1, value_site, value_anchor, 0
+                total_micro = site_micro = 0
+                evidence = []
+            elif value_site != site:
+                close_site()
+                site, anchor, taken = value_site, value_anchor, 0
+            elif value_anchor != anchor:
+                anchor, taken = value_anchor, 0
+            if taken < cap:  # the top r similarities of this anchor group (Eq. 12)
+                site_micro += s_micro
+                taken += 1
+        yield from close_other()
+
+    # -- Reducer2 --------------------------------------------------------------------------
+
+    def reducer_top_related(
+        self, page: str, values: Iterator[list[Any]]
+    ) -> Iterator[tuple[str, list[list[Any]]]]:
+        """Input: p1 → (p2, TS, evidence).  Output: p1 → at most M of them, best first,
+        ties by URL (a bounded heap: constant memory)."""
+        best = heapq.nsmallest(self.sim_params.m, values, key=lambda v: (-v[1], v[0]))
+        if best:
+            self.increment_counter(CHAIN_GROUP, "pages_with_related")
+            yield page, best
+
+
+class _Desc:
+    """A string that orders descending, so the evidence heap drops the later site on
+    equal DS (ties keep the alphabetically first site)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __lt__(self, other: "_Desc") -> bool:
+        return self.value > other.value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.value == other.value
+
+
+if __name__ == "__main__":
+    MRRelatedPages.run()

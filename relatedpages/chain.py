@@ -1,0 +1,82 @@
+"""Byte-sortable intermediate values and exact arithmetic for jobs.related.
+
+Sort1 (paper, "Parallel implementation"): for each key page, the auxiliary values come
+first, then the pair values grouped by (other page, citing site TSD, anchor) with
+similarity descending.  mrjob's ``SORT_VALUES`` (and Hadoop's comparator) sorts the
+*encoded* bytes of ``key<TAB>value`` lines, so the value is a JSON list whose encoding
+sorts that way:
+
+* a type tag first: ``"0"`` (auxiliary) sorts before ``"1"`` (pair);
+* the grouping fields next, as JSON strings: all values sharing a prefix are contiguous
+  in byte order, whatever the characters, so every group arrives in one run;
+* last, a fixed-width decimal of ``SORT_TOP − S_p`` in micro-units: higher similarity,
+  smaller string, earlier.
+
+    >>> import json
+    >>> values = [encode_pair_value("http://b/", "s.com", "x", 0.5),
+    ...           encode_pair_value("http://b/", "s.com", "x", 1.25), encode_aux_value()]
+    >>> [decode_pair_value(v)[3] if v[0] == PAIR_TAG else "aux"
+    ...  for v in sorted(values, key=json.dumps)]
+    ['aux', 1250000, 500000]
+
+Similarities are rounded to 6 decimals when a pair is made and summed as integers of
+micro-units: sums are exact and independent of order, so a reducer streams its values
+once in constant memory and every runner gives byte-identical output.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+AUX_TAG = "0"
+PAIR_TAG = "1"
+SCALE = 1_000_000  # micro-units: similarities carry 6 decimals
+SORT_TOP = 99_999_999  # > any S_p in micro-units (S_p = P·(1 + A) <= 2)
+_SORT_WIDTH = 8
+
+
+def micro(value: float) -> int:
+    """A similarity in integer micro-units.
+
+    >>> micro(1.2345674), micro(2.0)
+    (1234567, 2000000)
+    """
+    return int(round(value * SCALE))
+
+
+def unmicro(value: int) -> float:
+    """Back to a float with 6 decimals.
+
+    >>> unmicro(1234567)
+    1.234567
+    """
+    return round(value / SCALE, 6)
+
+
+def total_from_micro(ds_sum_micro: int, in_degree: int) -> float:
+    """TS = Σ_d DS_d / (1 + ln in_p2) (Eq. 13), from the exact sum, rounded to 6 decimals
+    before any comparison with T.
+
+    >>> total_from_micro(8_000_000, 1), total_from_micro(8_000_000, 3)
+    (8.0, 3.812043)
+    """
+    return round((ds_sum_micro / SCALE) / (1.0 + math.log(max(1, in_degree))), 6)
+
+
+def encode_aux_value() -> list[str]:
+    """The auxiliary value: one per (filtered block, page), counted into in_p."""
+    return [AUX_TAG]
+
+
+def encode_pair_value(other: str, site: str, anchor: str, similarity: float) -> list[str]:
+    """(other page, TSD(p), anchor of the key page in p, S_p) as a byte-sortable list."""
+    s_micro = micro(similarity)
+    if not 0 <= s_micro <= SORT_TOP:
+        raise ValueError(f"similarity out of range: {similarity}")
+    return [PAIR_TAG, other, site, anchor, str(SORT_TOP - s_micro).zfill(_SORT_WIDTH)]
+
+
+def decode_pair_value(value: Any) -> tuple[str, str, str, int]:
+    """(other page, site, anchor, S_p in micro-units) of an encoded pair value."""
+    _, other, site, anchor, inverted = value
+    return other, site, anchor, SORT_TOP - int(inverted)

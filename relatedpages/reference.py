@@ -1,0 +1,90 @@
+"""The in-memory reference implementation (test oracle) of block co-citation.
+
+Everything is held in memory and nothing is streamed: this is the plain reading of the
+paper's Eq. 5-13 that ``jobs.related`` (Mapper1 -> Sort1 -> Reducer1 -> Mapper2 ->
+Reducer2) must reproduce exactly.  Its output has the job's output shape::
+
+    {url: [[related_url, ts, [[citing_site, ds], ...]], ...], ...}
+
+best first, at most M entries, each ts >= T; pages without related pages are absent;
+keys in URL order.  All arithmetic comes from :mod:`relatedpages.similarity`.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from relatedpages.similarity import (
+    LinkLike,
+    RelatedEntry,
+    SimilarityParams,
+    directed_score,
+    in_counts,
+    page_pairs,
+    top_related,
+)
+
+if TYPE_CHECKING:  # filters.links may be written after this module; import it lazily
+    from filters.anchors import AnchorWords
+    from filters.links import LinkFilterParams
+
+#: S_p values of the pairs {source, target}: citing site -> anchor key of target -> [S_p].
+_SimsBySite = dict[str, dict[str, list[float]]]
+
+
+def related_from_filtered(
+    pages: Iterable[tuple[str, Sequence[Sequence[LinkLike]]]],
+    sim_params: SimilarityParams,
+) -> dict[str, list[RelatedEntry]]:
+    """Related pages from ``(citing page site, filtered blocks)`` pairs, one per page.
+
+    For every pair {p1, p2} made by a citing page (:func:`page_pairs`), S_p counts for
+    both directions: for TS(p1 -> p2) it is grouped by the citing site and the anchor of
+    p2, for TS(p2 -> p1) by the citing site and the anchor of p1 (Eq. 10-12).  in_p is
+    counted over every filtered block of every page (Eq. 13).
+    """
+    in_p: Counter[str] = Counter()
+    # sims[source][target] -> citing site -> anchor key of target -> [S_p, ...]
+    sims: defaultdict[str, defaultdict[str, _SimsBySite]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    )
+    for page_site, blocks in pages:
+        in_p.update(in_counts(blocks))
+        for pair in page_pairs(page_site, blocks, sim_params.lam):
+            sims[pair.p1][pair.p2][pair.site][pair.anchor2].append(pair.s)
+            sims[pair.p2][pair.p1][pair.site][pair.anchor1].append(pair.s)
+    related: dict[str, list[RelatedEntry]] = {}
+    for source in sorted(sims):
+        candidates = []
+        for target, by_site in sims[source].items():
+            ts, evidence = directed_score(by_site, in_p[target], sim_params)
+            candidates.append((target, ts, evidence))
+        entries = top_related(candidates, sim_params.m, sim_params.t)
+        if entries:
+            related[source] = entries
+    return related
+
+
+def reference_related(
+    records: Iterable[Mapping[str, Any]],
+    link_params: LinkFilterParams,
+    sim_params: SimilarityParams,
+    words: AnchorWords,
+) -> dict[str, list[RelatedEntry]]:
+    """Related pages of a corpus of segment records (``jobs.segment`` output values).
+
+    Each record ``{"url", "site", "blocks"}`` is filtered with
+    ``filters.links.filter_blocks(record["site"], record["blocks"], words, link_params)``
+    and its filtered blocks are cited from ``record["site"]``; then as
+    :func:`related_from_filtered`.  Records must be well formed (the job's
+    skip-and-count of malformed input is tested on the job itself).
+    """
+    from filters.links import filter_blocks  # lazy: see the TYPE_CHECKING import above
+
+    def filtered() -> Iterable[tuple[str, Sequence[Sequence[LinkLike]]]]:
+        for record in records:
+            blocks, _events = filter_blocks(record["site"], record["blocks"], words, link_params)
+            yield record["site"], blocks
+
+    return related_from_filtered(filtered(), sim_params)

@@ -1,0 +1,320 @@
+"""Block co-citation similarity (Shen, Chen, Meng & Zhang 2009, Eq. 5-13).
+
+Pure functions over *filtered* blocks: a block is a sequence of links, each with the
+attributes of :class:`LinkLike` (``url``, ``site``, ``words``, ``pos``).  Nothing here
+imports mrjob or the link filters, so the MapReduce job (``jobs.related``) and the
+in-memory oracle (:mod:`relatedpages.reference`) share exactly the same arithmetic.
+
+Determinism.  The job must produce byte-identical output whatever grouping and order
+its reducers see values in, on every runner.  The rules that guarantee it:
+
+* every ``S_p`` is rounded to :data:`ROUND_DIGITS` when the pair is made (Eq. 7-8), so
+  the values sorted and summed downstream are the same decimal-exact floats everywhere;
+* ``DS_d`` (Eq. 12) takes the top ``r`` values of each anchor group after sorting them
+  descending, sums the concatenation of the groups (in anchor-key order) with
+  :func:`math.fsum`, caps at ``N`` and rounds;
+* ``TS`` (Eq. 13) is ``fsum`` of the ``DS_d`` in site order, divided by
+  ``1 + ln(in_p2)``, and rounded *before* it is compared with ``T``;
+* ties in the top ``M`` (and in the evidence) are broken by URL (site) ascending.
+
+``math.fsum`` is correctly rounded, so its result does not depend on the order of its
+inputs at all; the fixed orders above are kept anyway so every implementation reads the
+same and a naive ``sum`` slipped in by mistake still gives one answer.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeAlias
+
+#: Near-neighbour threshold lambda of the proximity factor (Eq. 5).
+LAMBDA_DEFAULT = 8
+#: Anchor repetition frequency r: values kept per (citing site, anchor of p2) (Eq. 12).
+R_DEFAULT = 9
+#: Domain similarity threshold N: the cap of one citing site's DS_d (Eq. 12).
+N_DEFAULT = 10.0
+#: At most M related pages per page.
+M_DEFAULT = 15
+#: Total similarity threshold T: related pages have TS >= T (Eq. 13).
+T_DEFAULT = 4.0
+#: Citing sites (top DS_d) kept as the evidence of each related page.
+EVIDENCE_DEFAULT = 3
+#: Decimal digits every S_p, DS_d and TS is rounded to (see the module docstring).
+ROUND_DIGITS = 6
+
+#: ``[citing_site, ds]`` pairs, best first: the JSON shape of the evidence.
+Evidence: TypeAlias = list[list[Any]]
+#: ``[related_url, ts, evidence]``: the JSON shape of one related page.
+RelatedEntry: TypeAlias = list[Any]
+
+
+class LinkLike(Protocol):
+    """A link that survived the filters (``filters.links.FilteredLink`` is one).
+
+    Read-only members, so frozen dataclasses satisfy the protocol.
+    """
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def site(self) -> str: ...
+
+    @property
+    def words(self) -> frozenset[str]: ...
+
+    @property
+    def pos(self) -> int: ...
+
+
+def _check_int(name: str, value: object, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an int, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+
+
+def _check_float(name: str, value: object, *, positive: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number) or number < 0 or (positive and number == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
+    return number
+
+
+@dataclass(frozen=True)
+class SimilarityParams:
+    """The parameters of Eq. 5-13 and of the related-page lists.
+
+    >>> SimilarityParams()
+    SimilarityParams(lam=8, r=9, n=10.0, m=15, t=4.0, evidence=3)
+    >>> SimilarityParams(r=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: r must be >= 1, got 0
+    """
+
+    lam: int = LAMBDA_DEFAULT
+    r: int = R_DEFAULT
+    n: float = N_DEFAULT
+    m: int = M_DEFAULT
+    t: float = T_DEFAULT
+    evidence: int = EVIDENCE_DEFAULT
+
+    def __post_init__(self) -> None:
+        _check_int("lam", self.lam, 0)
+        _check_int("r", self.r, 1)
+        _check_int("m", self.m, 1)
+        _check_int("evidence", self.evidence, 0)
+        # N = 0 would make every DS_d zero: no page could ever be related.
+        object.__setattr__(self, "n", _check_float("n", self.n, positive=True))
+        object.__setattr__(self, "t", _check_float("t", self.t, positive=False))
+
+
+def proximity(i: int, j: int, lam: int) -> float:
+    """Eq. 5: 1 for near neighbours (|i - j| <= lam), else exp(-(|i - j| - lam) / 2).
+
+    >>> proximity(0, 8, 8)
+    1.0
+    >>> proximity(10, 0, 8) == math.exp(-1)
+    True
+    """
+    if lam < 0:
+        raise ValueError(f"lam must be >= 0, got {lam!r}")
+    distance = abs(i - j)
+    if distance <= lam:
+        return 1.0
+    return math.exp(-(distance - lam) / 2)
+
+
+def anchor_similarity(a: frozenset[str], b: frozenset[str]) -> float:
+    """Eq. 6: the Jaccard coefficient of two anchors' word sets (0.0 when both are empty).
+
+    >>> anchor_similarity(frozenset({"cheap", "flight"}), frozenset({"flight", "hotel"}))
+    0.3333333333333333
+    >>> anchor_similarity(frozenset(), frozenset())
+    0.0
+    """
+    union = len(a | b)
+    if union == 0:
+        return 0.0
+    return len(a & b) / union
+
+
+def block_similarity(
+    i: int, j: int, words_i: frozenset[str], words_j: frozenset[str], lam: int
+) -> float:
+    """Eq. 7: S_b = P_b * (1 + A_b), for links at positions i, j of one block (unrounded)."""
+    return proximity(i, j, lam) * (1.0 + anchor_similarity(words_i, words_j))
+
+
+def anchor_key(words: frozenset[str]) -> str:
+    """The value A_{p,p_i} by which pairs are grouped (Eq. 10-11): the sorted word set.
+
+    Two anchors with the same words (after stemming and stop-word removal) are the same
+    template anchor, whatever their raw text.
+
+    >>> anchor_key(frozenset({"news", "bbc"}))
+    'bbc news'
+    """
+    return " ".join(sorted(words))
+
+
+@dataclass(frozen=True)
+class PagePair:
+    """Eq. 8: V_{p,<p1,p2>} = <<p1, p2>, TSD(p), A_{p,p1}, A_{p,p2}, S_p>, with p1 < p2."""
+
+    p1: str
+    p2: str
+    site: str  # TSD(p) of the citing page
+    anchor1: str  # anchor_key of p1's anchor in the block that made the pair
+    anchor2: str  # anchor_key of p2's anchor in that block
+    s: float  # S_p, rounded to ROUND_DIGITS
+
+
+def page_pairs(
+    page_site: str, filtered_blocks: Sequence[Sequence[LinkLike]], lam: int
+) -> list[PagePair]:
+    """The related pairs a citing page generates (Definition 1, Eq. 5-8).
+
+    * Pairs only between links of *different* sites ("Generating related pairs").
+    * Definition 1 / Eq. 8: the FIRST block (in block order) that forms {p1, p2} gives
+      S_p and the anchors; later blocks of the same page add nothing.  Within that block,
+      should a URL occur twice (singleton filter switched off), the first occurrence in
+      link order wins.
+    * Proximity uses each link's ``pos`` (its position as segmented), not its index in
+      the filtered block: the filters do not renumber.
+    * S_p is rounded to ROUND_DIGITS here, once, so every consumer sorts and sums the same
+      floats.  Eq. 9 keeps only pairs with S_p > 0: a pair whose rounded S_p is 0.0
+      (|i - j| > ~37 with lam = 8) is formed -- later blocks cannot replace it -- but
+      not returned.
+
+    Pairs come out in the order their blocks and links make them; p1 < p2.
+    """
+    seen: set[tuple[str, str]] = set()
+    pairs: list[PagePair] = []
+    for block in filtered_blocks:
+        for index, first in enumerate(block):
+            for second in block[index + 1 :]:
+                if first.site == second.site or first.url == second.url:
+                    continue
+                low, high = (first, second) if first.url < second.url else (second, first)
+                key = (low.url, high.url)
+                if key in seen:
+                    continue
+                seen.add(key)
+                s = round(block_similarity(low.pos, high.pos, low.words, high.words, lam), ROUND_DIGITS)
+                if s > 0.0:
+                    pairs.append(
+                        PagePair(
+                            p1=low.url,
+                            p2=high.url,
+                            site=page_site,
+                            anchor1=anchor_key(low.words),
+                            anchor2=anchor_key(high.words),
+                            s=s,
+                        )
+                    )
+    return pairs
+
+
+def in_counts(filtered_blocks: Iterable[Iterable[LinkLike]]) -> Counter[str]:
+    """in_p of Eq. 13 for one page's blocks: +1 per (block, distinct page it links to).
+
+    Every filtered block counts, also one whose only link forms no pair.
+    """
+    counts: Counter[str] = Counter()
+    for block in filtered_blocks:
+        counts.update({link.url for link in block})
+    return counts
+
+
+def domain_similarity(sims_by_anchor: Mapping[str, Sequence[float]], r: int, n: float) -> float:
+    """Eq. 12: DS_d = min(N, sum over p2's anchors in site d of the top r values of S_p).
+
+    ``sims_by_anchor`` maps an anchor key of p2 to the S_p of the pairs of one citing
+    site with that anchor.  Each group is sorted descending and cut at r (template
+    suppression); the concatenation of the groups, in anchor-key order, is summed with
+    math.fsum; the cap N is applied and the result rounded to ROUND_DIGITS.
+
+    >>> domain_similarity({"news": [1.0, 0.5, 2.0], "sport": [1.5]}, r=2, n=10.0)
+    4.5
+    >>> domain_similarity({"news": [2.0] * 9}, r=9, n=10.0)
+    10.0
+    """
+    if r < 1:
+        raise ValueError(f"r must be >= 1, got {r!r}")
+    kept: list[float] = []
+    for key in sorted(sims_by_anchor):
+        kept.extend(sorted(sims_by_anchor[key], reverse=True)[:r])
+    return round(min(n, math.fsum(kept)), ROUND_DIGITS)
+
+
+def total_similarity(ds_by_site: Mapping[str, float], in_p2: int) -> float:
+    """Eq. 13: TS = sum over citing sites of DS_d, damped by 1 / (1 + ln in_p2).
+
+    Summed with math.fsum in site order and rounded to ROUND_DIGITS, so the threshold T
+    is compared with the rounded value.
+
+    >>> total_similarity({"a.com": 2.0, "b.com": 1.0}, 1)
+    3.0
+    >>> total_similarity({"a.com": 6.772588}, 2)  # 3.99999957... before rounding
+    4.0
+    """
+    if in_p2 < 1:
+        raise ValueError(f"in_p2 must be >= 1 (p2 is in the block that cites it), got {in_p2!r}")
+    total = math.fsum(ds_by_site[site] for site in sorted(ds_by_site))
+    return round(total / (1.0 + math.log(in_p2)), ROUND_DIGITS)
+
+
+def top_evidence(ds_by_site: Mapping[str, float], k: int) -> Evidence:
+    """The evidence of a related page: the top k citing sites by DS_d, ``[[site, ds], ...]``.
+
+    DS_d descending, ties by site ascending.
+
+    >>> top_evidence({"b.com": 1.0, "a.com": 1.0, "c.com": 2.0}, 2)
+    [['c.com', 2.0], ['a.com', 1.0]]
+    """
+    ranked = sorted(ds_by_site.items(), key=lambda item: (-item[1], item[0]))
+    return [[site, ds] for site, ds in ranked[: max(k, 0)]]
+
+
+def directed_score(
+    sims_by_site: Mapping[str, Mapping[str, Sequence[float]]],
+    in_p2: int,
+    params: SimilarityParams,
+) -> tuple[float, Evidence]:
+    """TS(p1 -> p2) and its evidence from the S_p of every pair {p1, p2}.
+
+    ``sims_by_site`` maps citing site d to {anchor key of p2: [S_p, ...]}: the r cap is
+    per (d, anchor of p2) (Eq. 11-12), the N cap per d (Eq. 12), the damping uses in_p2
+    (Eq. 13).
+    """
+    ds_by_site = {
+        site: domain_similarity(groups, params.r, params.n) for site, groups in sims_by_site.items()
+    }
+    return total_similarity(ds_by_site, in_p2), top_evidence(ds_by_site, params.evidence)
+
+
+def rank_key(url: str, ts: float) -> tuple[float, str]:
+    """Sort key of related pages: TS descending, then URL ascending (ties)."""
+    return (-ts, url)
+
+
+def top_related(
+    candidates: Iterable[tuple[str, float, Evidence]], m: int, t: float
+) -> list[RelatedEntry]:
+    """The related-page list: candidates with TS >= T, best first, ties by URL, at most M.
+
+    ``candidates`` are ``(related_url, ts, evidence)`` with ``ts`` already rounded by
+    :func:`total_similarity`; the result is ``[[related_url, ts, evidence], ...]``.
+
+    >>> top_related([("b", 4.0, []), ("a", 4.0, []), ("c", 3.999999, []), ("d", 5.0, [])], 2, 4.0)
+    [['d', 5.0, []], ['a', 4.0, []]]
+    """
+    kept = sorted((c for c in candidates if c[1] >= t), key=lambda c: rank_key(c[0], c[1]))
+    return [[url, ts, evidence] for url, ts, evidence in kept[:m]]

@@ -1,0 +1,377 @@
+"""Tests for relatedpages.similarity: Eq. 5-13, one hand-worked case per rule."""
+from __future__ import annotations
+
+import doctest
+import itertools
+import math
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import pytest
+
+from relatedpages import similarity
+from relatedpages.similarity import (
+    EVIDENCE_DEFAULT,
+    LAMBDA_DEFAULT,
+    M_DEFAULT,
+    N_DEFAULT,
+    R_DEFAULT,
+    ROUND_DIGITS,
+    T_DEFAULT,
+    PagePair,
+    SimilarityParams,
+    anchor_key,
+    anchor_similarity,
+    block_similarity,
+    directed_score,
+    domain_similarity,
+    in_counts,
+    page_pairs,
+    proximity,
+    rank_key,
+    top_evidence,
+    top_related,
+    total_similarity,
+)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A filtered link, as filters.links.FilteredLink has it (LinkLike)."""
+
+    url: str
+    site: str
+    words: frozenset[str]
+    pos: int
+
+
+def link(url: str, pos: int, *words: str) -> Link:
+    """A link whose site is its host (good enough for hand-made corpora)."""
+    return Link(url, urlsplit(url).hostname or "", frozenset(words), pos)
+
+
+E = math.exp(-1)  # 0.36787944117144233
+
+
+def test_doctests() -> None:
+    result = doctest.testmod(similarity)
+    assert result.attempted > 0 and result.failed == 0
+
+
+# --- parameters ---------------------------------------------------------------------
+
+
+def test_defaults_are_the_papers() -> None:
+    assert (LAMBDA_DEFAULT, R_DEFAULT, N_DEFAULT, M_DEFAULT, T_DEFAULT) == (8, 9, 10.0, 15, 4.0)
+    assert EVIDENCE_DEFAULT == 3 and ROUND_DIGITS == 6
+    params = SimilarityParams()
+    assert (params.lam, params.r, params.n, params.m, params.t, params.evidence) == (8, 9, 10.0, 15, 4.0, 3)
+
+
+def test_params_numbers_become_floats() -> None:
+    params = SimilarityParams(n=10, t=4)
+    assert isinstance(params.n, float) and isinstance(params.t, float)
+    assert params == SimilarityParams()
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"lam": -1},
+        {"r": 0},
+        {"m": 0},
+        {"evidence": -1},
+        {"n": 0.0},
+        {"n": -1.0},
+        {"n": math.inf},
+        {"t": -0.5},
+        {"t": math.nan},
+        {"r": 2.0},
+        {"lam": True},
+        {"n": "10"},
+    ],
+)
+def test_params_reject_impossible_values(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        SimilarityParams(**kwargs)  # type: ignore[arg-type]
+
+
+def test_params_accept_edge_values() -> None:
+    params = SimilarityParams(lam=0, r=1, m=1, t=0.0, evidence=0, n=0.5)
+    assert params.t == 0.0
+
+
+# --- Eq. 5: proximity ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("i", "j", "expected"),
+    [
+        (0, 0, 1.0),
+        (0, 1, 1.0),
+        (0, 8, 1.0),  # |i-j| = 8 = lambda: still a near neighbour
+        (3, 11, 1.0),
+        (11, 3, 1.0),
+        (0, 9, math.exp(-0.5)),  # (9 - 8) / 2 = 0.5
+        (0, 10, E),  # (10 - 8) / 2 = 1 -> e^-1 = 0.367879...
+        (10, 0, E),  # symmetric
+        (5, 17, math.exp(-2)),  # |5-17| = 12 -> (12 - 8) / 2 = 2
+    ],
+)
+def test_proximity(i: int, j: int, expected: float) -> None:
+    assert proximity(i, j, 8) == expected
+
+
+def test_proximity_lambda_zero_and_negative() -> None:
+    assert proximity(4, 4, 0) == 1.0
+    assert proximity(4, 5, 0) == math.exp(-0.5)  # (1 - 0) / 2
+    with pytest.raises(ValueError):
+        proximity(0, 1, -1)
+
+
+# --- Eq. 6: anchor similarity -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ({"cheap", "flight"}, {"flight", "hotel"}, 1 / 3),  # |{flight}| / |{cheap, flight, hotel}|
+        ({"news"}, {"news"}, 1.0),
+        ({"a", "b", "c", "d"}, {"a", "b"}, 0.5),  # 2 / 4
+        ({"python"}, {"perl"}, 0.0),
+        (set(), {"perl"}, 0.0),
+        (set(), set(), 0.0),  # no words at all: no evidence of similarity, not 0/0
+    ],
+)
+def test_anchor_similarity_is_jaccard(a: set[str], b: set[str], expected: float) -> None:
+    assert anchor_similarity(frozenset(a), frozenset(b)) == expected
+    assert anchor_similarity(frozenset(b), frozenset(a)) == expected
+
+
+# --- Eq. 7: block similarity --------------------------------------------------------
+
+
+def test_block_similarity_is_proximity_times_one_plus_anchor() -> None:
+    ab, bc = frozenset({"a", "b"}), frozenset({"b", "c"})
+    # P = 1 (|0-3| <= 8), A = 1/3 -> S_b = 1 * 4/3
+    assert block_similarity(0, 3, ab, bc, 8) == 1 + 1 / 3
+    # P = e^-1 (|0-10| = 10), A = 1/3 -> S_b = 0.367879 * 1.333333 = 0.490506
+    assert block_similarity(0, 10, ab, bc, 8) == E * (1 + 1 / 3)
+    assert round(block_similarity(0, 10, ab, bc, 8), 6) == 0.490506
+    # identical anchors, near: S_b = 1 * (1 + 1) = 2, the maximum
+    assert block_similarity(2, 1, ab, ab, 8) == 2.0
+    # disjoint anchors, near: S_b = 1 * (1 + 0) = 1
+    assert block_similarity(2, 1, ab, frozenset({"z"}), 8) == 1.0
+
+
+def test_anchor_key_is_the_sorted_word_set() -> None:
+    assert anchor_key(frozenset({"zoo", "apple", "mango"})) == "apple mango zoo"
+    assert anchor_key(frozenset()) == ""
+    assert anchor_key(frozenset({"b", "a"})) == anchor_key(frozenset({"a", "b"}))
+
+
+# --- Eq. 8 / Definition 1: page pairs -----------------------------------------------
+
+A1 = "http://a.com/1"
+A2 = "http://a.com/2"
+B1 = "http://b.com/1"
+C1 = "http://c.com/1"
+
+
+def test_page_pairs_one_block() -> None:
+    block = [link(B1, 0, "beta"), link(A1, 1, "alpha"), link(C1, 10, "alpha", "gamma")]
+    pairs = page_pairs("hub.org", [block], 8)
+    assert pairs == [
+        # (B1, A1): p1 < p2 puts A1 first, its anchor becomes anchor1; P = 1, A = 0 -> 1.0
+        PagePair(A1, B1, "hub.org", "alpha", "beta", 1.0),
+        # (B1, C1): |0-10| = 10 -> P = e^-1; A = 0 -> 0.367879
+        PagePair(B1, C1, "hub.org", "beta", "alpha gamma", 0.367879),
+        # (A1, C1): |1-10| = 9 -> P = e^-0.5 = 0.606531; A = |{alpha}|/|{alpha, gamma}| = 1/2
+        #   -> S = 0.606531 * 1.5 = 0.909796
+        PagePair(A1, C1, "hub.org", "alpha", "alpha gamma", 0.909796),
+    ]
+
+
+def test_page_pairs_only_between_different_sites() -> None:
+    block = [link(A1, 0, "x"), link(A2, 1, "y"), link(B1, 2, "z")]
+    pairs = page_pairs("hub.org", [block], 8)
+    # {A1, A2} share the site a.com: no pair (paper, "Generating related pairs")
+    assert [(p.p1, p.p2) for p in pairs] == [(A1, B1), (A2, B1)]
+
+
+def test_page_pairs_first_block_rule() -> None:
+    first = [link(A1, 0, "alpha"), link(B1, 10, "beta")]  # P = e^-1, A = 0 -> 0.367879
+    second = [link(B1, 0, "gamma"), link(A1, 1, "alpha")]  # P = 1 -> would give 1.0
+    pairs = page_pairs("hub.org", [first, second], 8)
+    # the page contributes once, from its FIRST block (not the best one), with that
+    # block's anchors: B1's anchor is "beta", not "gamma"
+    assert pairs == [PagePair(A1, B1, "hub.org", "alpha", "beta", 0.367879)]
+    # the other block order gives the other block's values
+    assert page_pairs("hub.org", [second, first], 8) == [
+        PagePair(A1, B1, "hub.org", "alpha", "gamma", 1.0)
+    ]
+
+
+def test_page_pairs_use_segmented_positions_not_filtered_indices() -> None:
+    # the links between pos 0 and pos 10 were removed by the filters: still |0-10| = 10
+    block = [link(A1, 0, "x"), link(B1, 10, "y")]
+    assert page_pairs("hub.org", [block], 8)[0].s == round(E, 6) == 0.367879
+
+
+def test_page_pairs_round_s_p() -> None:
+    # P = 1, A = 1/3 -> S = 1.3333333333333333 stored as 1.333333 (ROUND_DIGITS = 6)
+    block = [link(A1, 0, "a", "b"), link(B1, 1, "b", "c")]
+    assert page_pairs("hub.org", [block], 8)[0].s == 1.333333
+
+
+def test_page_pairs_drop_pairs_whose_rounded_similarity_is_zero() -> None:
+    # |0-80| = 80 -> P = e^-36 = 2.3e-16 -> S_p rounds to 0.0: Eq. 9 keeps S_p > 0 only.
+    far = [link(A1, 0, "x"), link(B1, 80, "y")]
+    near = [link(A1, 0, "x"), link(B1, 1, "y")]
+    assert page_pairs("hub.org", [far], 8) == []
+    # ... and the first block still decides: a later near block does not revive it
+    assert page_pairs("hub.org", [far, near], 8) == []
+
+
+def test_page_pairs_repeated_url_in_block_first_occurrence_wins() -> None:
+    # singleton filter switched off: A1 twice; the pair is made at (A1@0, B1@12) first
+    block = [link(A1, 0, "x"), link(B1, 12, "y"), link(A1, 13, "z")]
+    pairs = page_pairs("hub.org", [block], 8)
+    # |0-12| = 12 -> P = e^-2 = 0.135335, A = 0
+    assert pairs == [PagePair(A1, B1, "hub.org", "x", "y", 0.135335)]
+
+
+def test_page_pairs_empty_input() -> None:
+    assert page_pairs("hub.org", [], 8) == []
+    assert page_pairs("hub.org", [[], [link(A1, 0, "x")]], 8) == []
+
+
+# --- in_p (Eq. 13) ------------------------------------------------------------------
+
+
+def test_in_counts_per_block_and_distinct_page() -> None:
+    blocks = [
+        [link(A1, 0, "x"), link(B1, 1, "y"), link(A1, 2, "z")],  # A1 twice: counts once
+        [link(A1, 0, "x")],  # a lone link forms no pair but its block still counts
+        [link(B1, 0, "y"), link(C1, 1, "w")],
+    ]
+    assert in_counts(blocks) == {A1: 2, B1: 2, C1: 1}
+    assert in_counts([]) == {}
+
+
+# --- Eq. 12: domain similarity ------------------------------------------------------
+
+
+def test_domain_similarity_r_cap() -> None:
+    # 10 citing pages of one site, same anchor of p2: nine S_p = 1 and one e^-1.
+    # Only the top r = 9 count: 9 * 1 = 9.0 (not 9.367879)
+    values = [round(E, 6)] + [1.0] * 9
+    assert domain_similarity({"beta": values}, 9, 10.0) == 9.0
+    # the top values are taken after sorting descending, whatever the input order
+    assert domain_similarity({"beta": [0.5, 2.0, 1.0]}, 2, 10.0) == 3.0  # 2.0 + 1.0
+
+
+def test_domain_similarity_n_cap() -> None:
+    # 6 pages with S_p = 2 -> 12, capped at N = 10
+    assert domain_similarity({"beta": [2.0] * 6}, 9, 10.0) == 10.0
+    assert domain_similarity({"beta": [2.0] * 4}, 9, 10.0) == 8.0  # below the cap
+
+
+def test_domain_similarity_anchor_groups_each_capped_at_r() -> None:
+    # anchors "beta" and "gamma" of p2 in one site: each group keeps its own top r = 2
+    groups = {"beta": [1.0, 1.0, 1.0], "gamma": [2.0, 0.5, 1.5]}
+    # beta: 1 + 1 = 2; gamma: 2 + 1.5 = 3.5; total 5.5
+    assert domain_similarity(groups, 2, 10.0) == 5.5
+    # one merged group would have given 2 + 1.5 = 3.5
+    assert domain_similarity({"all": groups["beta"] + groups["gamma"]}, 2, 10.0) == 3.5
+    # and the N cap applies to the sum over groups, not per group
+    assert domain_similarity(groups, 2, 5.0) == 5.0
+
+
+def test_domain_similarity_rounds_and_ignores_input_order() -> None:
+    groups = {"b": [0.1, 0.2, 0.3], "a": [0.7, 0.1]}
+    # naive left-to-right 0.1 + 0.2 + 0.3 + 0.7 + 0.1 = 1.4000000000000001; fsum: 1.4
+    assert domain_similarity(groups, 9, 10.0) == 1.4
+    for order in itertools.permutations(groups["b"]):
+        assert domain_similarity({"a": groups["a"], "b": list(order)}, 9, 10.0) == 1.4
+    assert domain_similarity({"b": groups["b"], "a": groups["a"]}, 9, 10.0) == 1.4
+
+
+def test_domain_similarity_rejects_r_zero() -> None:
+    with pytest.raises(ValueError):
+        domain_similarity({"a": [1.0]}, 0, 10.0)
+
+
+# --- Eq. 13: total similarity --------------------------------------------------------
+
+
+def test_total_similarity_in_degree_damping() -> None:
+    # in = 1: 1 + ln 1 = 1, no damping
+    assert total_similarity({"a.com": 1.5, "b.com": 2.0}, 1) == 3.5
+    # in = 3: 3.5 / (1 + ln 3) = 3.5 / 2.098612 = 1.6677688 -> 1.667769
+    assert total_similarity({"a.com": 1.5, "b.com": 2.0}, 3) == 1.667769
+    # in = 10: 9 / (1 + 2.302585) = 2.725138
+    assert total_similarity({"hub.org": 9.0}, 10) == 2.725138
+
+
+def test_total_similarity_rejects_zero_in_degree() -> None:
+    with pytest.raises(ValueError):
+        total_similarity({"a.com": 1.0}, 0)
+
+
+def test_threshold_compares_the_rounded_total() -> None:
+    # 1 + ln 2 = 1.6931471805599454.
+    # 6.772588 / 1.693147 = 3.99999957...: rounds to 4.000000 -> exactly T, included
+    at_t = total_similarity({"a.com": 6.772588}, 2)
+    assert at_t == 4.0
+    # 6.772587 / 1.693147 = 3.99999898...: rounds to 3.999999 -> just below T, excluded
+    below = total_similarity({"a.com": 6.772587}, 2)
+    assert below == 3.999999
+    assert top_related([("http://x.com/", at_t, []), ("http://y.com/", below, [])], 15, 4.0) == [
+        ["http://x.com/", 4.0, []]
+    ]
+
+
+# --- evidence, ranking ---------------------------------------------------------------
+
+
+def test_top_evidence_ds_descending_ties_by_site() -> None:
+    ds = {"d.org": 0.367879, "c.org": 1.0, "b.org": 2.0, "a.org": 1.0}
+    assert top_evidence(ds, 3) == [["b.org", 2.0], ["a.org", 1.0], ["c.org", 1.0]]
+    assert top_evidence(ds, 0) == []
+    assert len(top_evidence(ds, 10)) == 4
+
+
+def test_top_related_threshold_m_and_ties_by_url() -> None:
+    candidates: list[tuple[str, float, list[list[object]]]] = [
+        ("http://z.com/", 5.0, []),
+        ("http://b.com/", 4.5, []),
+        ("http://a.com/", 4.5, []),  # tie with b.com: URL ascending puts a.com first
+        ("http://c.com/", 4.0, []),  # exactly T: included
+        ("http://d.com/", 3.999999, []),  # just below T: excluded
+    ]
+    assert [e[0] for e in top_related(candidates, 15, 4.0)] == [
+        "http://z.com/",
+        "http://a.com/",
+        "http://b.com/",
+        "http://c.com/",
+    ]
+    assert [e[0] for e in top_related(candidates, 2, 4.0)] == ["http://z.com/", "http://a.com/"]
+    assert top_related([], 15, 4.0) == []
+    assert rank_key("http://a.com/", 4.5) < rank_key("http://b.com/", 4.5) < rank_key("http://0.com/", 4.0)
+
+
+def test_directed_score_combines_eq_12_and_13() -> None:
+    params = SimilarityParams(r=2, n=3.0, evidence=2)
+    sims = {
+        # hub.org: beta group 2 + 1.5 (r = 2 drops 1.0), gamma 1.0 -> 4.5 -> N = 3.0
+        "hub.org": {"beta": [1.0, 2.0, 1.5], "gamma": [1.0]},
+        # blog.net: 0.367879
+        "blog.net": {"beta": [0.367879]},
+        # news.com: 1.333333 + 1.0 = 2.333333
+        "news.com": {"delta": [1.333333, 1.0]},
+    }
+    ts, evidence = directed_score(sims, 4, params)
+    # (3.0 + 0.367879 + 2.333333) / (1 + ln 4) = 5.701212 / 2.386294 = 2.3891487 -> 2.389149
+    assert ts == 2.389149
+    assert evidence == [["hub.org", 3.0], ["news.com", 2.333333]]
