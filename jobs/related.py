@@ -27,10 +27,8 @@ from relatedpages.chain import (
     decode_pair_value,
     encode_aux_value,
     encode_pair_value,
-    micro,
-    total_from_micro,
-    unmicro,
 )
+from relatedpages.similarity import micro, total_from_micro, unmicro
 
 # One switch per link filter, named after LinkFilterParams' boolean fields.
 FILTER_SWITCHES = tuple(

@@ -25,42 +25,14 @@ once in constant memory and every runner gives byte-identical output.
 """
 from __future__ import annotations
 
-import math
 from typing import Any
+
+from relatedpages.similarity import micro
 
 AUX_TAG = "0"
 PAIR_TAG = "1"
-SCALE = 1_000_000  # micro-units: similarities carry 6 decimals
 SORT_TOP = 99_999_999  # > any S_p in micro-units (S_p = P·(1 + A) <= 2)
 _SORT_WIDTH = 8
-
-
-def micro(value: float) -> int:
-    """A similarity in integer micro-units.
-
-    >>> micro(1.2345674), micro(2.0)
-    (1234567, 2000000)
-    """
-    return int(round(value * SCALE))
-
-
-def unmicro(value: int) -> float:
-    """Back to a float with 6 decimals.
-
-    >>> unmicro(1234567)
-    1.234567
-    """
-    return round(value / SCALE, 6)
-
-
-def total_from_micro(ds_sum_micro: int, in_degree: int) -> float:
-    """TS = Σ_d DS_d / (1 + ln in_p2) (Eq. 13), from the exact sum, rounded to 6 decimals
-    before any comparison with T.
-
-    >>> total_from_micro(8_000_000, 1), total_from_micro(8_000_000, 3)
-    (8.0, 3.812043)
-    """
-    return round((ds_sum_micro / SCALE) / (1.0 + math.log(max(1, in_degree))), 6)
 
 
 def encode_aux_value() -> list[str]:

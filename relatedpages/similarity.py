@@ -11,15 +11,13 @@ its reducers see values in, on every runner.  The rules that guarantee it:
 * every ``S_p`` is rounded to :data:`ROUND_DIGITS` when the pair is made (Eq. 7-8), so
   the values sorted and summed downstream are the same decimal-exact floats everywhere;
 * ``DS_d`` (Eq. 12) takes the top ``r`` values of each anchor group after sorting them
-  descending, sums the concatenation of the groups (in anchor-key order) with
-  :func:`math.fsum`, caps at ``N`` and rounds;
-* ``TS`` (Eq. 13) is ``fsum`` of the ``DS_d`` in site order, divided by
-  ``1 + ln(in_p2)``, and rounded *before* it is compared with ``T``;
+  descending, sums them exactly as integers of micro-units (:func:`micro`), caps at ``N``;
+* ``TS`` (Eq. 13) is the exact integer sum of the ``DS_d`` divided by ``1 + ln(in_p2)``,
+  and rounded *before* it is compared with ``T`` (:func:`total_from_micro`);
 * ties in the top ``M`` (and in the evidence) are broken by URL (site) ascending.
 
-``math.fsum`` is correctly rounded, so its result does not depend on the order of its
-inputs at all; the fixed orders above are kept anyway so every implementation reads the
-same and a naive ``sum`` slipped in by mistake still gives one answer.
+Integer sums are exact and independent of order, so a reducer that adds values as they
+stream past (constant memory) agrees with these functions to the bit.
 """
 from __future__ import annotations
 
@@ -233,31 +231,69 @@ def in_counts(filtered_blocks: Iterable[Iterable[LinkLike]]) -> Counter[str]:
     return counts
 
 
+SCALE = 10**ROUND_DIGITS  # similarities carry ROUND_DIGITS decimals: sums in integer units
+
+
+def micro(value: float) -> int:
+    """A similarity in integer micro-units (S_p is rounded to 6 decimals, so this is exact).
+
+    >>> micro(1.2345674), micro(2.0)
+    (1234567, 2000000)
+    """
+    return int(round(value * SCALE))
+
+
+def unmicro(value: int) -> float:
+    """Back to a float with ROUND_DIGITS decimals.
+
+    >>> unmicro(1234567)
+    1.234567
+    """
+    return round(value / SCALE, ROUND_DIGITS)
+
+
+def domain_similarity_micro(sims_by_anchor: Mapping[str, Sequence[float]], r: int, n: float) -> int:
+    """Eq. 12 in integer micro-units: exact, and independent of summation order, so a
+    reducer can add values as they stream past and agree with this function to the bit."""
+    if r < 1:
+        raise ValueError(f"r must be >= 1, got {r!r}")
+    kept = 0
+    for key in sorted(sims_by_anchor):
+        kept += sum(sorted((micro(s) for s in sims_by_anchor[key]), reverse=True)[:r])
+    return min(micro(n), kept)
+
+
 def domain_similarity(sims_by_anchor: Mapping[str, Sequence[float]], r: int, n: float) -> float:
     """Eq. 12: DS_d = min(N, sum over p2's anchors in site d of the top r values of S_p).
 
     ``sims_by_anchor`` maps an anchor key of p2 to the S_p of the pairs of one citing
     site with that anchor.  Each group is sorted descending and cut at r (template
-    suppression); the concatenation of the groups, in anchor-key order, is summed with
-    math.fsum; the cap N is applied and the result rounded to ROUND_DIGITS.
+    suppression); the kept values are summed exactly (integer micro-units) and capped at N.
 
     >>> domain_similarity({"news": [1.0, 0.5, 2.0], "sport": [1.5]}, r=2, n=10.0)
     4.5
     >>> domain_similarity({"news": [2.0] * 9}, r=9, n=10.0)
     10.0
     """
-    if r < 1:
-        raise ValueError(f"r must be >= 1, got {r!r}")
-    kept: list[float] = []
-    for key in sorted(sims_by_anchor):
-        kept.extend(sorted(sims_by_anchor[key], reverse=True)[:r])
-    return round(min(n, math.fsum(kept)), ROUND_DIGITS)
+    return unmicro(domain_similarity_micro(sims_by_anchor, r, n))
+
+
+def total_from_micro(ds_sum_micro: int, in_p2: int) -> float:
+    """TS = Σ_d DS_d / (1 + ln in_p2) (Eq. 13) from the exact sum in micro-units, rounded
+    to ROUND_DIGITS before any comparison with T.
+
+    >>> total_from_micro(8_000_000, 1), total_from_micro(8_000_000, 3)
+    (8.0, 3.812043)
+    """
+    if in_p2 < 1:
+        raise ValueError(f"in_p2 must be >= 1 (p2 is in the block that cites it), got {in_p2!r}")
+    return round((ds_sum_micro / SCALE) / (1.0 + math.log(in_p2)), ROUND_DIGITS)
 
 
 def total_similarity(ds_by_site: Mapping[str, float], in_p2: int) -> float:
     """Eq. 13: TS = sum over citing sites of DS_d, damped by 1 / (1 + ln in_p2).
 
-    Summed with math.fsum in site order and rounded to ROUND_DIGITS, so the threshold T
+    Summed exactly (integer micro-units) and rounded to ROUND_DIGITS, so the threshold T
     is compared with the rounded value.
 
     >>> total_similarity({"a.com": 2.0, "b.com": 1.0}, 1)
@@ -265,10 +301,7 @@ def total_similarity(ds_by_site: Mapping[str, float], in_p2: int) -> float:
     >>> total_similarity({"a.com": 6.772588}, 2)  # 3.99999957... before rounding
     4.0
     """
-    if in_p2 < 1:
-        raise ValueError(f"in_p2 must be >= 1 (p2 is in the block that cites it), got {in_p2!r}")
-    total = math.fsum(ds_by_site[site] for site in sorted(ds_by_site))
-    return round(total / (1.0 + math.log(in_p2)), ROUND_DIGITS)
+    return total_from_micro(sum(micro(ds) for ds in ds_by_site.values()), in_p2)
 
 
 def top_evidence(ds_by_site: Mapping[str, float], k: int) -> Evidence:
