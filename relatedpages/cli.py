@@ -1,6 +1,10 @@
 """The ``relatedpages`` command.
 
     relatedpages segment INPUT… [-o OUT] [-r inline|local|hadoop]   crawl → link blocks, summary
+    relatedpages build INPUT… --db DIR [--algorithm block|cocitation] [--runner …] [--work DIR]
+    relatedpages query --db DIR [--json] [--input FILE|-] [URL …]
+    relatedpages generate --pages N --seed S -o FILE.warc.gz        the synthetic web
+    relatedpages demo [--pages N] [--out DIR]                       generate, build, query
     relatedpages eval segmentation DIR [--plot PNG] [--sweep-t1 …]   Table 1 and Fig. 4
 
 Exit status: 0 on success, 2 on usage errors, 1 on failure.
@@ -24,7 +28,8 @@ from segmenter.adjust import (
 )
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
-RUNNERS = ("inline", "local", "hadoop")
+RUNNERS = ("inline", "local", "hadoop")  # the same tuples as jobs.pipeline (no mrjob import here)
+ALGORITHMS = ("block", "cocitation")
 
 
 class UsageError(Exception):
@@ -44,6 +49,34 @@ def _parser() -> argparse.ArgumentParser:
     segment.add_argument("--show", type=int, default=3, metavar="N",
                          help="print the blocks of N pages with the most blocks. Default: %(default)s")
     add_adjust_options(segment.add_argument)
+
+    build = commands.add_parser("build", help="segmentation, the chain and the database")
+    build.add_argument("inputs", nargs="+", metavar="INPUT", help="crawl files (as for segment)")
+    build.add_argument("--db", required=True, help="database folder to (re)build")
+    build.add_argument("--algorithm", choices=ALGORITHMS, default="block",
+                       help="block co-citation or the paper's traditional co-citation. Default: %(default)s")
+    build.add_argument("--runner", choices=RUNNERS, default="local", help="Default: %(default)s")
+    build.add_argument("--work", help="keep intermediate outputs in this folder")
+    build.add_argument("--job-arg", action="append", default=[], metavar="ARG",
+                       help="pass an argument to the chain job, e.g. --job-arg=--t=2.0 (repeatable)")
+
+    query = commands.add_parser("query", help="related pages of URLs, from a database")
+    query.add_argument("urls", nargs="*", metavar="URL")
+    query.add_argument("--db", required=True, help="database folder")
+    query.add_argument("--json", action="store_true", help="one JSON object per query")
+    query.add_argument("--input", metavar="FILE", help="read URLs from FILE, one per line (- = stdin)")
+
+    generate = commands.add_parser("generate", help="write a deterministic synthetic crawl")
+    generate.add_argument("--pages", type=int, required=True)
+    generate.add_argument("--seed", type=int, default=1)
+    generate.add_argument("-o", "--output", required=True, help="FILE.warc.gz")
+
+    demo = commands.add_parser("demo", help="generate a crawl, build its database, query it")
+    demo.add_argument("--pages", type=int, default=3000, help="Default: %(default)s")
+    demo.add_argument("--seed", type=int, default=1, help="Default: %(default)s")
+    demo.add_argument("--out", default="out/demo", help="working folder. Default: %(default)s")
+    demo.add_argument("--runner", choices=RUNNERS, default="local", help="Default: %(default)s")
+    demo.add_argument("--queries", type=int, default=4, help="sites to query. Default: %(default)s")
 
     evaluate = commands.add_parser("eval", help="evaluations")
     evals = evaluate.add_subparsers(dest="evaluation", required=True)
@@ -68,50 +101,47 @@ def _adjust_params(args: argparse.Namespace) -> AdjustParams:
 # -- segment ---------------------------------------------------------------------------
 
 
-def _show_job_progress() -> None:
-    """mrjob's progress lines (steps, counters) on stderr, once each."""
-    job_logger = logging.getLogger("mrjob")
-    if not job_logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        job_logger.addHandler(handler)
-    job_logger.setLevel(logging.INFO)
-    job_logger.propagate = False
+def _check_inputs(inputs: Sequence[str]) -> None:
+    for name in inputs:
+        if not Path(name).exists() and "://" not in name:
+            raise UsageError(f"no such input: {name}")
 
 
 def run_segment(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from jobs.pipeline import iter_output, run_job, show_job_progress
     from jobs.segment import MRSegment
 
-    for name in args.inputs:
-        if not Path(name).exists() and "://" not in name:
-            raise UsageError(f"no such input: {name}")
+    _check_inputs(args.inputs)
     _adjust_params(args)
-    job_args = ["-r", args.runner]
-    if args.runner != "hadoop":
-        job_args.append("--no-conf")
+    if args.output and Path(args.output).exists() and any(Path(args.output).iterdir()):
+        raise UsageError(f"output folder exists and is not empty: {args.output}")
+    job_args: list[str] = []
     for flag, name, _, _ in ADJUST_OPTIONS:
         job_args += [flag, str(getattr(args, name))]
-    if args.output:
-        job_args += ["--output-dir", args.output]
-    job = MRSegment(job_args + list(args.inputs))
-    _show_job_progress()
+    show_job_progress()
     started = time.monotonic()
+    output = Path(args.output) if args.output else Path(tempfile.mkdtemp(prefix="relatedpages-seg-"))
+    run = run_job(MRSegment, [*job_args, *args.inputs], runner=args.runner, output_dir=output)
     pages = blocks = links = 0
     without_blocks = 0
     sizes: Counter[int] = Counter()
     shown: list[tuple[int, str, list[list[dict[str, Any]]]]] = []
-    with job.make_runner() as runner:
-        runner.run()
-        for url, record in job.parse_output(runner.cat_output()):
-            pages += 1
-            page_blocks = record["blocks"]
-            blocks += len(page_blocks)
-            links += sum(len(b) for b in page_blocks)
-            sizes.update(len(b) for b in page_blocks)
-            without_blocks += not page_blocks
-            shown.append((len(page_blocks), url, page_blocks))
-            shown = sorted(shown, key=lambda s: (-s[0], s[1]))[: args.show]
-        counters = runner.counters()
+    for url, record in iter_output(output):
+        pages += 1
+        page_blocks = record["blocks"]
+        blocks += len(page_blocks)
+        links += sum(len(b) for b in page_blocks)
+        sizes.update(len(b) for b in page_blocks)
+        without_blocks += not page_blocks
+        shown.append((len(page_blocks), url, page_blocks))
+        shown = sorted(shown, key=lambda s: (-s[0], s[1]))[: args.show]
+    counters = [run.counters]
+    if not args.output:
+        import shutil
+
+        shutil.rmtree(output, ignore_errors=True)
     elapsed = time.monotonic() - started
     out = sys.stdout
     for _, url, page_blocks in shown:
@@ -137,6 +167,135 @@ def run_segment(args: argparse.Namespace) -> int:
                 print(f"  counter step {step} {group}.{name} = {value}", file=out)
     if args.output:
         print(f"  output               {args.output}", file=out)
+    return EXIT_OK
+
+
+# -- build, query, generate -------------------------------------------------------------
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from jobs.pipeline import build, show_job_progress
+
+    _check_inputs(args.inputs)
+    show_job_progress()
+    started = time.monotonic()
+    report = build(
+        args.inputs, Path(args.db), algorithm=args.algorithm, runner=args.runner,
+        work=Path(args.work) if args.work else None, job_args=args.job_arg,
+        progress=lambda message: print(message, file=sys.stderr, flush=True),
+    )
+    out = sys.stdout
+    print("\nSummary", file=out)
+    print(f"  pages                {report.pages}", file=out)
+    print(f"  blocks               {report.blocks}", file=out)
+    print(f"  related pairs        {report.pairs}", file=out)
+    print(f"  pages with related   {report.pages_with_related}", file=out)
+    print(f"  database records     {report.db_records}  ({args.db})", file=out)
+    for stage, seconds in report.stages:
+        print(f"  time {stage:<15} {seconds:.1f} s", file=out)
+    print(f"  time total           {time.monotonic() - started:.1f} s ({args.runner} runner)", file=out)
+    return EXIT_OK
+
+
+def _query_lines(args: argparse.Namespace) -> list[str]:
+    urls = list(args.urls)
+    if args.input:
+        handle = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+        with handle:
+            urls += [line.strip() for line in handle if line.strip() and not line.startswith("#")]
+    if not urls:
+        raise UsageError("no URL to query: give URLs or --input FILE|-")
+    return urls
+
+
+def run_query(args: argparse.Namespace) -> int:
+    from filters.urls import normalise_url
+    from relatedpages.db import DatabaseError, RelatedPagesDB
+
+    urls = _query_lines(args)
+    try:
+        database = RelatedPagesDB(args.db)
+    except DatabaseError as error:
+        print(f"relatedpages: error: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+    status = EXIT_OK
+    with database:
+        for query in urls:
+            url = normalise_url(query)
+            if url is None:
+                print(f"relatedpages: error: malformed URL: {query}", file=sys.stderr)
+                status = EXIT_USAGE
+                continue
+            related = database.related(url)
+            if args.json:
+                print(json.dumps({
+                    "query": query, "url": url, "found": related is not None,
+                    "related": [{"url": r.url, "score": r.score,
+                                 "evidence": [list(e) for e in r.evidence]} for r in related or []],
+                }, ensure_ascii=False))
+            else:
+                _print_related(query, url, related)
+    return status
+
+
+def _print_related(query: str, url: str, related: list[Any] | None) -> None:
+    print(f"\n{url}" + ("" if url == query else f"   (query: {query})"))
+    if related is None:
+        print("  not in the database")
+        return
+    if not related:
+        print("  no related pages")
+    for rank, item in enumerate(related, 1):
+        sites = ", ".join(site for site, _ in item.evidence)
+        print(f"  {rank:>2}. {item.score:>8.3f}  {item.url}   [{sites}]")
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    from relatedpages.generate import generate_crawl
+
+    if args.pages <= 0:
+        raise UsageError("--pages must be positive")
+    started = time.monotonic()
+    crawl = generate_crawl(Path(args.output), pages=args.pages, seed=args.seed)
+    seconds = time.monotonic() - started
+    print(f"wrote {crawl.pages} pages of {crawl.sites} sites in {crawl.topics} topics to {args.output} "
+          f"({seconds:.1f} s, {crawl.pages / max(seconds, 1e-9):,.0f} pages/s)")
+    return EXIT_OK
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """The README's first command: the whole system on the synthetic web, in under a minute."""
+    import shutil
+
+    from relatedpages.db import RelatedPagesDB
+    from relatedpages.generate import registration_url, sample_queries
+
+    out = Path(args.out)
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    crawl = out / "crawl.warc.gz"
+    print(f"==> relatedpages generate --pages {args.pages} --seed {args.seed} -o {crawl}", flush=True)
+    run_generate(argparse.Namespace(pages=args.pages, seed=args.seed, output=str(crawl)))
+    print(f"==> relatedpages build {crawl} --db {out / 'db'} --runner {args.runner}", flush=True)
+    run_build(argparse.Namespace(inputs=[str(crawl)], db=str(out / "db"), algorithm="block",
+                                 runner=args.runner, work=None, job_arg=[]))
+    queries = sample_queries(crawl, args.queries)
+    print(f"==> relatedpages query --db {out / 'db'} {' '.join(queries)}", flush=True)
+    run_query(argparse.Namespace(urls=queries, db=str(out / "db"), json=False, input=None))
+    template = registration_url()
+    with RelatedPagesDB(out / "db") as database:
+        lists = 0
+        holders: list[str] = []
+        for url, related in database.records():
+            if url == template:
+                continue
+            lists += 1
+            if any(item.url == template for item in related):
+                holders.append(url)
+    print(f"\nThe registration link {template} sits in the footer template of most pages of "
+          f"every site. It is in {len(holders)} of the {lists} related lists"
+          + (f": those of {', '.join(holders[:5])} (its fellow footer links)" if holders else "")
+          + ".")
     return EXIT_OK
 
 
@@ -174,6 +333,13 @@ def run_eval_segmentation(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _job_failures() -> tuple[type[BaseException], ...]:
+    """Failures of a run (a job step, the database build), reported with exit status 1."""
+    from jobs.pipeline import FAILURES
+
+    return FAILURES
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -181,11 +347,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "segment":
             return run_segment(args)
+        if args.command == "build":
+            return run_build(args)
+        if args.command == "query":
+            return run_query(args)
+        if args.command == "generate":
+            return run_generate(args)
+        if args.command == "demo":
+            return run_demo(args)
         if args.command == "eval" and args.evaluation == "segmentation":
             return run_eval_segmentation(args)
     except UsageError as error:
         print(f"relatedpages: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except _job_failures() as error:
+        print(f"relatedpages: failed: {error}", file=sys.stderr)
+        return EXIT_FAILURE
     parser.error("unknown command")
     return EXIT_USAGE
 

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -35,3 +37,80 @@ def test_usage_errors_exit_2_with_one_line():
     bad = relatedpages("segment", "--t1", "2", "examples/tiny-web/urls.tsv")
     assert bad.returncode == 2 and "T1 is a ratio" in bad.stderr
     assert relatedpages().returncode == 2
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A generated crawl and its block co-citation database (inline runner)."""
+    folder = tmp_path_factory.mktemp("built")
+    crawl = folder / "crawl.warc.gz"
+    generated = relatedpages("generate", "--pages", "1200", "--seed", "3", "-o", str(crawl))
+    assert generated.returncode == 0, generated.stderr
+    assert "wrote 1200 pages" in generated.stdout
+    done = relatedpages("build", str(crawl), "--db", str(folder / "db"), "--runner", "inline",
+                        "--work", str(folder / "work"))
+    assert done.returncode == 0, done.stderr
+    return folder, done
+
+
+def test_build_prints_stages_and_a_summary(built):
+    folder, done = built
+    assert "[1/3] segmenting" in done.stderr and "[3/3] building the database" in done.stderr
+    summary = dict(line.strip().split(None, 1) for line in done.stdout.splitlines()[2:5])
+    assert int(summary["pages"]) == 1200
+    assert "pages with related" in done.stdout and "time segment" in done.stdout
+    assert (folder / "db" / "manifest.json").is_file()
+    assert (folder / "work" / "segments").is_dir()  # --work keeps the intermediate outputs
+
+
+def test_query_json_shapes_unknown_and_malformed(built):
+    from relatedpages.generate import sample_queries
+
+    folder, _ = built
+    url = sample_queries(folder / "crawl.warc.gz", 1)[0]
+    done = relatedpages("query", "--db", str(folder / "db"), "--json", url.upper().replace("HTTP://", "http://"),
+                        "http://not-crawled.example/")
+    assert done.returncode == 0, done.stderr
+    first, unknown = (json.loads(line) for line in done.stdout.splitlines())
+    assert first["url"] == url and first["found"] is True and first["related"]
+    top = first["related"][0]
+    assert set(top) == {"url", "score", "evidence"} and top["score"] >= 4.0
+    assert all(len(pair) == 2 for pair in top["evidence"])
+    assert unknown == {"query": "http://not-crawled.example/", "url": "http://not-crawled.example/",
+                       "found": False, "related": []}
+    bad = relatedpages("query", "--db", str(folder / "db"), "--json", "http://%zz")
+    assert bad.returncode == 2 and bad.stderr.strip() == "relatedpages: error: malformed URL: http://%zz"
+
+
+def test_query_reads_urls_from_a_file_and_prints_a_table(built, tmp_path):
+    from relatedpages.generate import sample_queries
+
+    folder, _ = built
+    urls = sample_queries(folder / "crawl.warc.gz", 2)
+    listing = tmp_path / "urls.txt"
+    listing.write_text("# queries\n" + "\n".join(urls) + "\n")
+    done = relatedpages("query", "--db", str(folder / "db"), "--input", str(listing))
+    assert done.returncode == 0, done.stderr
+    assert all(url in done.stdout for url in urls)
+    assert " 1. " in done.stdout
+
+
+def test_a_corrupt_database_is_refused(built, tmp_path):
+    import shutil
+
+    folder, _ = built
+    copy = tmp_path / "db"
+    shutil.copytree(folder / "db", copy)
+    (copy / "part-00007").unlink()
+    done = relatedpages("query", "--db", str(copy), "http://a.example/")
+    assert done.returncode == 1
+    assert "partial database: part-00007 missing" in done.stderr
+
+
+def test_build_with_traditional_cocitation(built, tmp_path):
+    folder, _ = built
+    done = relatedpages("build", str(folder / "crawl.warc.gz"), "--db", str(tmp_path / "db"),
+                        "--algorithm", "cocitation", "--runner", "inline")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "db" / "manifest.json").read_text())
+    assert manifest["algorithm"] == "cocitation" and manifest["records"] > 0

@@ -1,0 +1,159 @@
+"""Run the jobs one after another: crawl → segments → related pages → database.
+
+Used by ``relatedpages segment`` and ``relatedpages build``; kept in ``jobs/`` because
+it drives mrjob runners (the library packages never import mrjob).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from mrjob.job import MRJob
+
+RUNNERS = ("inline", "local", "hadoop")
+ALGORITHMS = ("block", "cocitation")
+
+
+def _failures() -> tuple[type[BaseException], ...]:
+    from mrjob.step import StepFailedException
+
+    from relatedpages.db import DatabaseError
+
+    return (StepFailedException, DatabaseError, OSError)
+
+
+FAILURES = _failures()  # a failed step, a refused database, an I/O error: exit status 1
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """One finished job: where its output is, its counters (summed over steps), its time."""
+
+    output_dir: Path
+    counters: dict[str, dict[str, int]]
+    seconds: float
+
+    def counter(self, group: str, name: str) -> int:
+        return self.counters.get(group, {}).get(name, 0)
+
+
+def show_job_progress() -> None:
+    """mrjob's progress lines (steps, counters) on stderr, once each."""
+    job_logger = logging.getLogger("mrjob")
+    if not job_logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        job_logger.addHandler(handler)
+    job_logger.setLevel(logging.INFO)
+    job_logger.propagate = False
+
+
+def run_job(job_class: type[MRJob], args: Sequence[str], *, runner: str, output_dir: Path) -> JobRun:
+    """Run one job to completion into ``output_dir``; mrjob's errors propagate."""
+    job_args = ["-r", runner]
+    if runner != "hadoop":
+        job_args.append("--no-conf")  # cluster settings live in conf/mrjob.conf, for Hadoop
+    job = job_class([*job_args, *args, "--output-dir", str(output_dir)])
+    started = time.monotonic()
+    counters: dict[str, dict[str, int]] = {}
+    with job.make_runner() as job_runner:
+        job_runner.run()
+        for step in job_runner.counters():
+            for group, values in step.items():
+                for name, value in values.items():
+                    counters.setdefault(group, {})
+                    counters[group][name] = counters[group].get(name, 0) + value
+    return JobRun(output_dir, counters, time.monotonic() - started)
+
+
+def iter_output(output_dir: Path) -> Iterator[tuple[Any, Any]]:
+    """The (key, value) records of a job's output folder (StandardJSONProtocol lines)."""
+    for part in sorted(output_dir.glob("part-*")):
+        with part.open("rb") as handle:
+            for line in handle:
+                key, _, value = line.rstrip(b"\n").partition(b"\t")
+                yield json.loads(key), json.loads(value)
+
+
+@dataclass
+class BuildReport:
+    """What ``relatedpages build`` prints at the end."""
+
+    stages: list[tuple[str, float]] = field(default_factory=list)
+    pages: int = 0
+    blocks: int = 0
+    pairs: int = 0
+    pages_with_related: int = 0
+    db_records: int = 0
+    counters: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+
+
+def build(
+    inputs: Sequence[str],
+    db_path: Path,
+    *,
+    algorithm: str = "block",
+    runner: str = "local",
+    work: Path | None = None,
+    job_args: Sequence[str] = (),
+    progress: Callable[[str], None] = lambda message: None,
+) -> BuildReport:
+    """Segmentation, the chain (block co-citation or traditional co-citation) and the
+    database build.  ``work`` keeps the intermediate outputs; by default they go to a
+    temporary folder removed afterwards."""
+    from jobs.segment import MRSegment
+    from relatedpages.db import build_database
+
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
+    chain_class: type[MRJob]
+    if algorithm == "block":
+        from jobs.related import CHAIN_GROUP, MRRelatedPages
+
+        chain_class, group, pairs_counter = MRRelatedPages, CHAIN_GROUP, "related_pairs"
+    else:
+        from jobs.cocitation import COCITATION_GROUP, MRCocitation
+
+        chain_class, group, pairs_counter = MRCocitation, COCITATION_GROUP, "sibling_pairs"
+    report = BuildReport()
+    keep = work is not None
+    work_dir = Path(work) if work is not None else Path(tempfile.mkdtemp(prefix="relatedpages-build-"))
+    try:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        segments, related = work_dir / "segments", work_dir / "related"
+        for stale in (segments, related):
+            shutil.rmtree(stale, ignore_errors=True)
+
+        progress(f"[1/3] segmenting {len(inputs)} input(s) with the {runner} runner")
+        segment_run = run_job(MRSegment, list(inputs), runner=runner, output_dir=segments)
+        report.stages.append(("segment", segment_run.seconds))
+        report.counters["segment"] = segment_run.counters
+        report.pages = segment_run.counter("segment", "pages_written")
+        report.blocks = segment_run.counter("segment", "blocks")
+
+        progress(f"[2/3] {algorithm} co-citation chain")
+        chain_run = run_job(chain_class, [*job_args, str(segments)], runner=runner, output_dir=related)
+        report.stages.append((algorithm, chain_run.seconds))
+        report.counters[algorithm] = chain_run.counters
+        report.pairs = chain_run.counter(group, pairs_counter)
+        report.pages_with_related = chain_run.counter(group, "pages_with_related")
+
+        progress(f"[3/3] building the database in {db_path}")
+        started = time.monotonic()
+        summary = build_database(
+            iter_output(related), db_path, algorithm=algorithm,
+            parameters={"job_args": list(job_args), "runner": runner}, source=list(inputs),
+        )
+        report.stages.append(("database", time.monotonic() - started))
+        report.db_records = summary.records
+    finally:
+        if not keep:
+            shutil.rmtree(work_dir, ignore_errors=True)
+    return report
