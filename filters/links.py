@@ -42,7 +42,7 @@ from dataclasses import dataclass, fields
 from enum import Enum
 
 from filters.anchors import AnchorWords
-from filters.site import SiteIdentity, site_of
+from filters.site import SiteIdentity, site_of, split_authority
 from filters.urls import (
     NORMALISE_OPTIONS_DEFAULT,
     RFC_ONLY_OPTIONS,
@@ -240,13 +240,7 @@ def site_home(url: str, site: str) -> str:
     ...           "sourceforge.net/projects/foo")
     'https://sourceforge.net/projects/Foo'
     """
-    scheme, _, rest = url.partition("://")
-    end = len(rest)
-    for delimiter in "/?#":
-        at = rest.find(delimiter)
-        if 0 <= at < end:
-            end = at
-    authority, tail = rest[:end], rest[end:]
+    scheme, authority, tail = split_authority(url)
     depth = site.count("/") if not site.startswith("[") else 0
     if depth:
         path = tail.partition("#")[0].partition("?")[0]

@@ -212,9 +212,13 @@ def site_of(url: str, identity: SiteIdentity | None = None) -> str:
 # ---------------------------------------------------------------------------------------
 
 
-def _host_and_path(url: str) -> tuple[str, str]:
-    """Lower-case host (no userinfo, port or trailing dot) and path of an absolute URL."""
-    _, sep, rest = url.partition("://")
+def split_authority(url: str) -> tuple[str, str, str]:
+    """(scheme, authority, the rest) of an absolute URL; ValueError when not absolute.
+
+    >>> split_authority("https://user@Example.com:8080/a?b#c")
+    ('https', 'user@Example.com:8080', '/a?b#c')
+    """
+    scheme, sep, rest = url.partition("://")
     if not sep:
         raise ValueError(f"not an absolute URL: {url!r}")
     end = len(rest)
@@ -222,7 +226,12 @@ def _host_and_path(url: str) -> tuple[str, str]:
         at = rest.find(delimiter)
         if 0 <= at < end:
             end = at
-    authority, tail = rest[:end], rest[end:]
+    return scheme, rest[:end], rest[end:]
+
+
+def _host_and_path(url: str) -> tuple[str, str]:
+    """Lower-case host (no userinfo, port or trailing dot) and path of an absolute URL."""
+    _, authority, tail = split_authority(url)
     authority = authority.rpartition("@")[2]
     if authority.startswith("["):
         host = authority[: authority.find("]") + 1]

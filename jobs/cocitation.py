@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from mrjob.job import MRJob
-from mrjob.protocol import StandardJSONProtocol
 from mrjob.step import MRStep
+
+from jobs.base import ShippedJob
 
 from filters.links import LinkFilterParams
 from relatedpages import cocitation as cc
@@ -31,17 +31,12 @@ FILTER_GROUP = "filters"
 COCITATION_GROUP = "cocitation"
 
 
-class MRCocitation(MRJob):
+class MRCocitation(ShippedJob):
     """Traditional co-citation: segment records in, ranked related pages out."""
 
-    INPUT_PROTOCOL = StandardJSONProtocol
-    INTERNAL_PROTOCOL = StandardJSONProtocol
-    OUTPUT_PROTOCOL = StandardJSONProtocol
     # The values of a page reach the reducer sorted by their encoded bytes, so each
     # sibling's values form one run (relatedpages.cocitation, "intermediate values").
     SORT_VALUES = True
-    DIRS = ["../relatedpages#relatedpages", "../segmenter#segmenter", "../filters#filters",
-            "../conf#conf"]
 
     def configure_args(self) -> None:
         super().configure_args()

@@ -17,6 +17,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from mrjob.job import MRJob
 
+from jobs.base import summed_counters
+
 RUNNERS = ("inline", "local", "hadoop")
 ALGORITHMS = ("block", "cocitation")
 
@@ -62,14 +64,9 @@ def run_job(job_class: type[MRJob], args: Sequence[str], *, runner: str, output_
         job_args.append("--no-conf")  # cluster settings live in conf/mrjob.conf, for Hadoop
     job = job_class([*job_args, *args, "--output-dir", str(output_dir)])
     started = time.monotonic()
-    counters: dict[str, dict[str, int]] = {}
     with job.make_runner() as job_runner:
         job_runner.run()
-        for step in job_runner.counters():
-            for group, values in step.items():
-                for name, value in values.items():
-                    counters.setdefault(group, {})
-                    counters[group][name] = counters[group].get(name, 0) + value
+        counters = summed_counters(job_runner.counters())
     return JobRun(output_dir, counters, time.monotonic() - started)
 
 

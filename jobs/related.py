@@ -14,9 +14,9 @@ import heapq
 import os
 from typing import Any, Iterator
 
-from mrjob.job import MRJob
-from mrjob.protocol import StandardJSONProtocol
 from mrjob.step import MRStep
+
+from jobs.base import ShippedJob
 
 from filters.anchors import AnchorWords
 from filters.links import LARGE_BLOCK_DEFAULT, FilterEvent, LinkFilterParams, filter_blocks
@@ -38,16 +38,11 @@ FILTER_GROUP = "filters"
 CHAIN_GROUP = "related"
 
 
-class MRRelatedPages(MRJob):
+class MRRelatedPages(ShippedJob):
     """Block co-citation: segment records in, ranked related pages out."""
 
-    INPUT_PROTOCOL = StandardJSONProtocol
-    INTERNAL_PROTOCOL = StandardJSONProtocol
-    OUTPUT_PROTOCOL = StandardJSONProtocol
     # Sort1: values reach Reducer1 sorted by their encoded bytes (relatedpages.chain).
     SORT_VALUES = True
-    DIRS = ["../relatedpages#relatedpages", "../segmenter#segmenter", "../filters#filters",
-            "../conf#conf"]
 
     def configure_args(self) -> None:
         super().configure_args()

@@ -15,9 +15,9 @@ import enum
 import os
 from typing import Any, Iterator
 
-from mrjob.job import MRJob
-from mrjob.protocol import StandardJSONProtocol
 from mrjob.step import MRStep
+
+from jobs.base import ShippedJob
 
 from filters.site import site_of
 from filters.urls import normalise_url
@@ -62,14 +62,9 @@ def raw_input_paths(path: str, uri: str) -> tuple[str, str | None]:
     return local, base_dir
 
 
-class MRSegment(MRJob):
+class MRSegment(ShippedJob):
     """HTML pages of a crawl → the link blocks of each page."""
 
-    INTERNAL_PROTOCOL = StandardJSONProtocol
-    OUTPUT_PROTOCOL = StandardJSONProtocol
-    # Code reaches the tasks the way it would on a cluster (paths relative to this file).
-    DIRS = ["../relatedpages#relatedpages", "../segmenter#segmenter", "../filters#filters",
-            "../conf#conf"]
 
     def configure_args(self) -> None:
         super().configure_args()

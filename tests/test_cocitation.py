@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from filters.links import LinkFilterParams
+from jobrun import run_job, write_segments
 from jobs.cocitation import MRCocitation
 from relatedpages.cocitation import (
     TRADITIONAL_LINK_FILTERS,
@@ -25,25 +26,8 @@ from relatedpages.cocitation import (
 )
 
 
-def write_segments(path: Path, records: list[dict]) -> Path:
-    with path.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record["url"]) + "\t" + json.dumps(record) + "\n")
-    return path
-
-
 def run_cocitation(inputs: list[Path], args: list[str] = (), runner: str = "inline"):
-    job = MRCocitation(["-r", runner, "--no-conf", *args, *map(str, inputs)])
-    with job.make_runner() as job_runner:
-        job_runner.run()
-        output = dict(job.parse_output(job_runner.cat_output()))
-        counters: dict[str, dict[str, int]] = {}
-        for step in job_runner.counters():
-            for group, values in step.items():
-                for name, value in values.items():
-                    counters.setdefault(group, {})
-                    counters[group][name] = counters[group].get(name, 0) + value
-    return output, counters
+    return run_job(MRCocitation, [*args, *inputs], runner)
 
 
 def page(url: str, site: str, *blocks: list) -> dict:

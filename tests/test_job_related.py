@@ -12,30 +12,16 @@ from hypothesis import strategies as st
 
 from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams
+from jobrun import run_job, write_segments
 from jobs.related import MRRelatedPages
 from relatedpages.reference import reference_related
 from relatedpages.similarity import SimilarityParams
 
 
-def write_segments(path: Path, records: list[dict]) -> Path:
-    with path.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record["url"]) + "\t" + json.dumps(record) + "\n")
-    return path
 
 
 def run_related(inputs: list[Path], args: list[str] = (), runner: str = "inline"):
-    job = MRRelatedPages(["-r", runner, "--no-conf", *args, *map(str, inputs)])
-    with job.make_runner() as job_runner:
-        job_runner.run()
-        output = dict(job.parse_output(job_runner.cat_output()))
-        counters: dict[str, dict[str, int]] = {}
-        for step in job_runner.counters():
-            for group, values in step.items():
-                for name, value in values.items():
-                    counters.setdefault(group, {})
-                    counters[group][name] = counters[group].get(name, 0) + value
-    return output, counters
+    return run_job(MRRelatedPages, [*args, *inputs], runner)
 
 
 def page(url: str, site: str, *blocks: list[tuple[str, str]]) -> dict:

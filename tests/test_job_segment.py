@@ -13,6 +13,7 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+import jobrun
 from jobs.segment import MRSegment
 
 REPO = Path(__file__).resolve().parent.parent
@@ -27,17 +28,7 @@ HUB = b"""<html><body><h2>Frameworks</h2><ul>
 
 def run_job(args: list[str], runner: str = "inline") -> tuple[dict[str, dict], dict[str, dict[str, int]]]:
     """Run MRSegment; return {url: record} and the counters summed over steps."""
-    job = MRSegment(["-r", runner, "--no-conf", *args])
-    with job.make_runner() as job_runner:
-        job_runner.run()
-        output = dict(job.parse_output(job_runner.cat_output()))
-        counters: dict[str, dict[str, int]] = {}
-        for step in job_runner.counters():
-            for group, values in step.items():
-                for name, value in values.items():
-                    counters.setdefault(group, {})
-                    counters[group][name] = counters[group].get(name, 0) + value
-    return output, counters
+    return jobrun.run_job(MRSegment, args, runner)
 
 
 def _response(writer: WARCWriter, url: str, body: bytes, status: str = "200 OK",
