@@ -6,6 +6,7 @@
     relatedpages generate --pages N --seed S -o FILE.warc.gz        the synthetic web
     relatedpages demo [--pages N] [--out DIR]                       generate, build, query
     relatedpages eval segmentation DIR [--plot PNG] [--sweep-t1 …]   Table 1 and Fig. 4
+    relatedpages eval related DATA_DIR [--holdout F] [--seed S] [--plot PNG]   Fig. 10
 
 Exit status: 0 on success, 2 on usage errors, 1 on failure.
 """
@@ -88,7 +89,38 @@ def _parser() -> argparse.ArgumentParser:
     seg_eval.add_argument("--sweep-t1", metavar="V,V,…",
                           help="evaluate these T1 values instead (how T1 was chosen)")
     add_adjust_options(seg_eval.add_argument)
+    _add_eval_related(evals)
     return parser
+
+
+def _add_eval_related(evals: Any) -> None:
+    from relatedpages.evaluation import related as rel
+
+    rel_eval = evals.add_parser(
+        "related", help="block co-citation vs co-citation on held-out hub lists (Fig. 10)")
+    rel_eval.add_argument("data", metavar="DATA_DIR", help="the shared data, e.g. ../shared/data")
+    rel_eval.add_argument("--holdout", type=float, default=rel.HOLDOUT_DEFAULT,
+                          help="fraction of whole hub lists held out. Default: %(default)s")
+    rel_eval.add_argument("--seed", type=int, default=rel.SEED_DEFAULT,
+                          help="seed of the hold-out draw. Default: %(default)s")
+    rel_eval.add_argument("--t", type=float, default=rel.T_EVAL_DEFAULT,
+                          help="block co-citation threshold T. Default: %(default)s")
+    rel_eval.add_argument("--min-degree", type=int, default=rel.MIN_DEGREE_EVAL_DEFAULT,
+                          help="co-citation minimum degree. Default: %(default)s")
+    rel_eval.add_argument("--min-citing", type=int, default=rel.MIN_CITING_DEFAULT,
+                          help="test pages are linked from at least this many index pages. "
+                               "Default: %(default)s")
+    rel_eval.add_argument("--sweep-t", default=",".join(f"{v:g}" for v in rel.T_SWEEP_DEFAULT),
+                          metavar="V,V,…",
+                          help="T values of the sensitivity table. Default: %(default)s")
+    rel_eval.add_argument("--sweep-min-degree", metavar="V,V,…",
+                          default=",".join(str(v) for v in rel.MIN_DEGREE_SWEEP_DEFAULT),
+                          help="min-degree values of the sensitivity table. Default: %(default)s")
+    rel_eval.add_argument("--lists", type=int, metavar="N",
+                          help="use only N hub lists (deterministic sample; quick runs)")
+    rel_eval.add_argument("--plot", default="related-rscore.png",
+                          help="where to write the R-score curve (Fig. 10). Default: %(default)s")
+    rel_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
 
 
 def _adjust_params(args: argparse.Namespace) -> AdjustParams:
@@ -333,6 +365,40 @@ def run_eval_segmentation(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- eval related ----------------------------------------------------------------------
+
+
+def run_eval_related(args: argparse.Namespace) -> int:
+    from relatedpages.evaluation import related as rel
+
+    data = Path(args.data)
+    for relative in (rel.HUB_PATH, *rel.WEB_PATHS):
+        if not (data / relative).is_file():
+            raise UsageError(f"{data}: not the shared data folder (no {relative})")
+    try:
+        t_sweep = [float(v) for v in args.sweep_t.split(",") if v.strip()]
+        degree_sweep = [int(v) for v in args.sweep_min_degree.split(",") if v.strip()]
+    except ValueError as error:
+        raise UsageError(f"--sweep-t / --sweep-min-degree: {error}") from error
+    settings = dict(holdout=args.holdout, t=args.t, min_degree=args.min_degree,
+                    min_citing=args.min_citing, t_sweep=t_sweep,
+                    min_degree_sweep=degree_sweep, max_lists=args.lists)
+    try:
+        rel.check_parameters(**settings)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+    print("segmenting the corpus and running both oracles (about a minute) …",
+          file=sys.stderr, flush=True)
+    evaluation = rel.evaluate(data, seed=args.seed, **settings)
+    print(rel.format_report(evaluation))
+    plot = Path(args.plot)
+    rel.plot_rscore(evaluation, plot)
+    print(f"R-score curve (Fig. 10): {plot}")
+    if args.json:
+        print(rel.evaluation_as_json(evaluation))
+    return EXIT_OK
+
+
 def _job_failures() -> tuple[type[BaseException], ...]:
     """Failures of a run (a job step, the database build), reported with exit status 1."""
     from jobs.pipeline import FAILURES
@@ -357,6 +423,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_demo(args)
         if args.command == "eval" and args.evaluation == "segmentation":
             return run_eval_segmentation(args)
+        if args.command == "eval" and args.evaluation == "related":
+            return run_eval_related(args)
     except UsageError as error:
         print(f"relatedpages: error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,0 +1,847 @@
+"""Related-pages quality on held-out hub lists: block co-citation vs traditional co-citation.
+
+The paper (§"Evaluation of performance results", Fig. 10) had 7 students grade the top 15
+results of both algorithms for 28 pages: 2 = same topic, 1 = similar topic, 0 = unrelated;
+the average R-score is, for R = 1…15, the mean over test pages of the average grade of the
+top R results.  Here the curators of real "awesome" hub lists play the graders
+(``../shared/data/README.md``, "How these are meant to be used").
+
+Protocol (every choice is printed with the report):
+
+1. **Hub lists** are the response records of ``awesomehub/awesomehub.warc.gz`` (550).  The
+   **sections** of a list are its links grouped under each heading (``h1``–``h6``) in
+   document order: a link belongs to the nearest heading before it, whatever its level.
+   Hrefs are resolved against the list's URL (or its ``<base href>``) and normalised with
+   ``filters.urls.normalise_url``; only links to *other sites* than the list's own
+   (``filters.site.site_of``) are kept.  Links before the first heading (title badges) and
+   links inside a heading element are in no section and not graded; sections left without
+   links are dropped.  A list's graded links are the union of its sections.
+2. **Hold-out by list, never by link**: the list URLs, sorted, are shuffled with
+   ``random.Random(seed)``; the first ``round(holdout × lists)`` (at least one, at most all
+   but one) are held out.  ``max_lists`` (quick runs) keeps only the first N of that
+   shuffled order, so small runs hold out a subset of the full run's held-out lists.
+3. **Index** = the other hub lists + the real pages of ``web/aeb-pages.warc.gz`` and
+   ``web/trafilatura-pages.warc.gz``, segmented with the project's segmenter into segment
+   records ``{"url", "site", "blocks"}`` exactly as ``jobs.segment`` writes them (last
+   record of a URL wins).  The segmentation of each corpus file is cached in memory for the
+   process (~20 s for the three files).
+4. **Algorithms**, on the same index: block co-citation by the in-memory oracle
+   ``relatedpages.reference.reference_related`` (equal to ``jobs.related``, proven by
+   tests) with the paper's defaults (S = 80, λ = 8, r = 9, N = 10, M = 15) except T;
+   traditional co-citation by ``relatedpages.cocitation.reference_cocitation`` (equal to
+   ``jobs.cocitation``) with BF = 8, M = 15 and a minimum co-citation degree.  The mrjob
+   chains are not run (same output, much slower on one machine).
+5. **Thresholds**: the paper's T = 4.0 is tuned for 37.5 M pages; on this corpus a pair is
+   co-cited by a handful of pages at most and almost nothing reaches it.  Defaults:
+   T = :data:`T_EVAL_DEFAULT` for block co-citation and min-degree =
+   :data:`MIN_DEGREE_EVAL_DEFAULT` for co-citation (Dean & Henzinger's "co-cited at least
+   twice", the library default), fixed before the first measurement and not changed
+   after it.  For scale: one close co-citation (P = 1, no shared anchor word) of a page
+   that one block cites scores TS = 1.0 (Eq. 13 with in_p2 = 1); two of a page cited by
+   two blocks 2 / (1 + ln 2) = 1.18, by three 0.95.  A sensitivity table reports every
+   measure at T ∈ :data:`T_SWEEP_DEFAULT` and min-degree ∈
+   :data:`MIN_DEGREE_SWEEP_DEFAULT`.  Each algorithm is run once with no
+   threshold (T = 0, min-degree = 1) and its lists are cut afterwards: because a list is
+   the best M candidates above the threshold, "best M, then drop those below the
+   threshold" gives exactly the list computed with the threshold (tested).
+6. **Test pages** = URLs in a held-out section that are linked from at least
+   :data:`MIN_CITING_DEFAULT` index pages of other sites than their own (in the segment
+   records' blocks: what both algorithms read), so both algorithms have evidence.  Both
+   are scored on the same test pages.
+7. **Grades** of a result r for a test page t: 2 if r is in the same held-out section as t,
+   1 if in the same held-out list, 0 otherwise; t in several held-out lists/sections gets
+   the best grade over them.  Results outside every held-out list grade 0 (the curators
+   were not asked about them: the measures are lower bounds).
+8. **Measures** (top k = 15):
+   - coverage = share of test pages with at least one result;
+   - P@15 (section) = share of grade-2 results among the (at most 15) results returned,
+     P@15 (list) = share of grade >= 1, both averaged over the covered test pages;
+   - the same with missing results counted as 0 (divided by 15), over all test pages;
+   - R-score(R), R = 1…15 = mean over all test pages of (sum of the grades of the top R)/R,
+     missing results counting 0 (the paper's Fig. 10).
+9. **Reading them.**  Measures with missing results as 0 mix ranking quality with
+   coverage, so the report adds two views on the same test pages: *paired* (only the test
+   pages every algorithm answers) and *unthresholded* (T = 0 against min-degree 1, both
+   answering almost every test page).  It also prints the share of returned results tied
+   in score with a neighbour: on a corpus this small most scores are small integers
+   (co-citation degrees) or exactly 1.0 (one co-citation, Eq. 13 with in_p2 = 1), and the
+   order inside a tie is the URL order, not evidence.  The PNG draws the unthresholded
+   curves dashed beside the main ones.
+
+:func:`score_algorithms` is the hook for page-level baselines: pass it
+``{algorithm_name: related_dict}`` (``{url: [[related_url, score, ...], ...]}``, best
+first) and it scores every algorithm side by side on the same test pages.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import math
+import random
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+logger = logging.getLogger(__name__)
+
+HUB_PATH = "awesomehub/awesomehub.warc.gz"
+WEB_PATHS = ("web/aeb-pages.warc.gz", "web/trafilatura-pages.warc.gz")
+
+HOLDOUT_DEFAULT = 0.2
+SEED_DEFAULT = 1
+#: Block co-citation's T on this corpus (the paper's 4.0 is for 37.5 M pages).
+T_EVAL_DEFAULT = 1.0
+#: Traditional co-citation's minimum degree (co-cited by at least this many pages).
+MIN_DEGREE_EVAL_DEFAULT = 2
+#: A test page must be linked from at least this many index pages (of other sites).
+MIN_CITING_DEFAULT = 2
+#: k of precision@k and the largest R of the R-score curve (the paper's M = 15).
+TOP_K_DEFAULT = 15
+T_SWEEP_DEFAULT = (0.0, 0.5, 1.0, 1.25, 2.0, 4.0)
+MIN_DEGREE_SWEEP_DEFAULT = (1, 2, 3)
+
+BLOCK = "block co-citation"
+COCITATION = "co-citation"
+
+HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+#: A related-pages dict: url -> [[related_url, score, evidence], ...], best first.
+RelatedDict = Mapping[str, Sequence[Sequence[Any]]]
+
+
+# -- hub lists and their sections ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HubSection:
+    """The links (normalised, other sites, first occurrence order) under one heading."""
+
+    heading: str
+    level: int
+    links: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HubList:
+    """One curated hub list: its URL, site and non-empty sections."""
+
+    url: str
+    site: str
+    sections: tuple[HubSection, ...]
+
+    @property
+    def links(self) -> frozenset[str]:
+        """Every graded link of the list (the union of its sections)."""
+        return frozenset(link for section in self.sections for link in section.links)
+
+
+def hub_sections(html: str, url: str) -> HubList:
+    """The sections of a hub list: links grouped under each heading (module doc, step 1).
+
+    >>> hub = hub_sections(
+    ...     '<a href="https://intro.org/">before any heading: no section</a>'
+    ...     '<h1>Awesome X <a href="https://awesome.re/">badge</a></h1>'
+    ...     '<h2>Tools</h2><ul><li><a href="https://a.com/">A</a>'
+    ...     '<li><a href="/me/page">same site</a><li><a href="http://B.com:80/x">B</a></ul>'
+    ...     '<h3>Mo<b>re</b></h3><p><a href="https://c.org">C</a> <a href="#top">top</a>'
+    ...     '<h2>Empty</h2><p><a href="https://github.com/me/other">my other repo</a>',
+    ...     "https://github.com/me/awesome-x")
+    >>> hub.site
+    'github.com/me'
+    >>> [(s.heading, s.level, s.links) for s in hub.sections]
+    [('Tools', 2, ('https://a.com/', 'http://b.com/x')), ('More', 3, ('https://c.org/',))]
+    """
+    from filters.urls import normalise_url
+
+    page_url = normalise_url(url) or url
+    site = _site(page_url) or page_url
+    parser = etree.HTMLParser(huge_tree=True, recover=True, encoding="utf-8")
+    root = etree.fromstring(html.replace("\x00", "\ufffd").encode("utf-8", "replace"), parser)
+    if root is None:
+        return HubList(page_url, site, ())
+    base = page_url
+    for element in root.iter("base"):
+        href = element.get("href")
+        if href is not None:
+            base = normalise_url(href, page_url) or page_url
+            break
+    headings: list[tuple[str, int, list[str]]] = []
+    inside_heading = 0
+    for event, element in etree.iterwalk(root, events=("start", "end")):
+        tag = element.tag if isinstance(element.tag, str) else ""
+        if tag in HEADINGS:
+            if event == "start":
+                inside_heading += 1
+                title = " ".join("".join(element.itertext()).split())
+                headings.append((title, int(tag[1]), []))
+            else:
+                inside_heading -= 1
+            continue
+        if event != "start" or tag != "a" or inside_heading or not headings:
+            continue
+        href = element.get("href")
+        resolved = normalise_url(href, base) if href is not None else None
+        if resolved is None:
+            continue
+        link_site = _site(resolved)
+        links = headings[-1][2]
+        if link_site is not None and link_site != site and resolved not in links:
+            links.append(resolved)
+    sections = tuple(
+        HubSection(title, level, tuple(links)) for title, level, links in headings if links
+    )
+    return HubList(page_url, site, sections)
+
+
+def _site(url: str) -> str | None:
+    from filters.site import site_of
+
+    try:
+        return site_of(url)
+    except ValueError:  # a normalised http(s) URL always has a host; be safe anyway
+        return None
+
+
+# -- the corpus: segment records, cached per process -----------------------------------
+
+
+@dataclass(frozen=True)
+class CorpusFile:
+    """One crawl file: its segment records (by URL, last record wins) and, for the hub
+    file, the parsed lists."""
+
+    path: str
+    records: Mapping[str, Mapping[str, Any]]
+    lists: tuple[HubList, ...]
+    seconds: float
+
+
+@functools.lru_cache(maxsize=8)
+def load_corpus_file(path: str, parse_lists: bool = False) -> CorpusFile:
+    """Segment every page of a crawl file into segment records (as ``jobs.segment``) and,
+    if asked, parse each page as a hub list.  Cached for the process: treat as read-only."""
+    from filters.site import site_of
+    from filters.urls import normalise_url
+    from relatedpages.ingest import Page, read_pages
+    from segmenter import blocks_as_json, segment_bytes
+    from segmenter.decode import decode_html
+
+    started = time.monotonic()
+    records: dict[str, Mapping[str, Any]] = {}
+    lists: dict[str, HubList] = {}
+    skipped = 0
+    for item in read_pages(path):
+        if not isinstance(item, Page):
+            skipped += 1
+            continue
+        url = normalise_url(item.url)
+        if url is None:
+            skipped += 1
+            continue
+        segmentation = segment_bytes(item.body, url, item.http_charset)
+        records[url] = {"url": url, "site": site_of(url),
+                        "blocks": blocks_as_json(segmentation.blocks)}
+        if parse_lists:
+            lists[url] = hub_sections(decode_html(item.body, item.http_charset).text, url)
+    if skipped:
+        logger.info("%s: %s records are not usable pages", path, skipped)
+    return CorpusFile(path, records, tuple(lists[url] for url in sorted(lists)),
+                      time.monotonic() - started)
+
+
+# -- hold-out split ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Split:
+    """Which lists are held out and which are indexed (URLs, in the shuffled order)."""
+
+    held_out: tuple[str, ...]
+    indexed: tuple[str, ...]
+
+
+def split_lists(
+    urls: Iterable[str], holdout: float, seed: int, max_lists: int | None = None
+) -> Split:
+    """Hold out whole lists: shuffle the sorted URLs with ``Random(seed)``, keep the first
+    ``max_lists``, hold out the first ``round(holdout × n)`` of them (1 … n − 1).
+
+    >>> split_lists(["u1", "u2", "u3", "u4", "u5"], 0.4, seed=1)
+    Split(held_out=('u3', 'u4'), indexed=('u5', 'u1', 'u2'))
+    >>> split_lists(["a"], 0.2, seed=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: need at least 2 lists to hold some out, got 1
+    """
+    if not 0.0 < holdout < 1.0:
+        raise ValueError(f"holdout must be a fraction in (0, 1), got {holdout!r}")
+    if max_lists is not None and max_lists < 2:
+        raise ValueError(f"max_lists must be >= 2, got {max_lists!r}")
+    order = sorted(set(urls))
+    random.Random(seed).shuffle(order)
+    if max_lists is not None:
+        order = order[:max_lists]
+    if len(order) < 2:
+        raise ValueError(f"need at least 2 lists to hold some out, got {len(order)}")
+    held = min(max(1, round(holdout * len(order))), len(order) - 1)
+    return Split(tuple(order[:held]), tuple(order[held:]))
+
+
+# -- ground truth and test pages -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """Held-out sections and lists by URL (ids: positions in the held-out lists)."""
+
+    sections_of: Mapping[str, frozenset[tuple[int, int]]]  # url -> {(list, section)}
+    lists_of: Mapping[str, frozenset[int]]  # url -> {list}
+
+    @classmethod
+    def from_lists(cls, lists: Sequence[HubList]) -> GroundTruth:
+        sections: defaultdict[str, set[tuple[int, int]]] = defaultdict(set)
+        for list_id, hub in enumerate(lists):
+            for section_id, section in enumerate(hub.sections):
+                for link in section.links:
+                    sections[link].add((list_id, section_id))
+        return cls(
+            {url: frozenset(keys) for url, keys in sections.items()},
+            {url: frozenset(list_id for list_id, _ in keys) for url, keys in sections.items()},
+        )
+
+    def grade(self, target: str, result: str) -> int:
+        """2 = same held-out section, 1 = same held-out list, 0 = otherwise (best over
+        every held-out list and section holding ``target``).
+
+        >>> truth = GroundTruth.from_lists([
+        ...     HubList("l0", "s0", (HubSection("A", 2, ("a", "b")), HubSection("B", 2, ("c",)))),
+        ...     HubList("l1", "s1", (HubSection("C", 2, ("c", "d")),))])
+        >>> [truth.grade("a", r) for r in ("b", "c", "d", "zz")]
+        [2, 1, 0, 0]
+        >>> [truth.grade("c", r) for r in ("d", "a", "c")]
+        [2, 1, 2]
+        """
+        if self.sections_of.get(target, frozenset()) & self.sections_of.get(result, frozenset()):
+            return 2
+        if self.lists_of.get(target, frozenset()) & self.lists_of.get(result, frozenset()):
+            return 1
+        return 0
+
+
+def citing_pages(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """For every href in the records' blocks: the number of records of another site than
+    the href's own that link to it."""
+    citing: defaultdict[str, int] = defaultdict(int)
+    for record in records:
+        page_site = record["site"]
+        for href in {link["href"] for block in record["blocks"] for link in block}:
+            if _site(href) != page_site:
+                citing[href] += 1
+    return dict(citing)
+
+
+def select_test_pages(
+    truth: GroundTruth, index_records: Iterable[Mapping[str, Any]], min_citing: int
+) -> tuple[str, ...]:
+    """Held-out section links cited by at least ``min_citing`` index pages (sorted)."""
+    citing = citing_pages(index_records)
+    return tuple(sorted(url for url in truth.sections_of if citing.get(url, 0) >= min_citing))
+
+
+# -- scoring -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The measures of one algorithm on the test pages (module doc, step 8)."""
+
+    test_pages: int
+    covered: int
+    results: int  # results returned in all (top k of each test page)
+    tied: int  # of those, results with the same score as a neighbour (ordered by URL)
+    p_section: float  # P@k, grade 2, over covered test pages
+    p_list: float  # P@k, grade >= 1, over covered test pages
+    p_section_all: float  # P@k, grade 2, missing results = 0, over all test pages
+    p_list_all: float  # P@k, grade >= 1, missing results = 0, over all test pages
+    rscore: tuple[float, ...]  # R = 1 … k, missing results = 0, over all test pages
+
+    @property
+    def coverage(self) -> float:
+        return self.covered / self.test_pages if self.test_pages else 0.0
+
+    @property
+    def mean_results(self) -> float:
+        """Results per covered test page (of at most k)."""
+        return self.results / self.covered if self.covered else 0.0
+
+    @property
+    def tied_share(self) -> float:
+        """Share of returned results tied in score with the one before or after: their
+        order is the tie-break (URL ascending), not evidence."""
+        return self.tied / self.results if self.results else 0.0
+
+
+def score_related(
+    related: RelatedDict, test_pages: Sequence[str], truth: GroundTruth, k: int = TOP_K_DEFAULT
+) -> Scores:
+    """Score one related-pages dict on the test pages.
+
+    >>> truth = GroundTruth.from_lists([HubList("l", "s", (
+    ...     HubSection("A", 2, ("a", "b", "c")), HubSection("B", 2, ("d",))))])
+    >>> s = score_related({"a": [["b", 3.0], ["x", 2.0], ["d", 1.0]]}, ["a", "d"], truth, k=3)
+    >>> s.coverage, round(s.p_section, 3), round(s.p_list, 3), s.rscore
+    (0.5, 0.333, 0.667, (1.0, 0.5, 0.5))
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k!r}")
+    covered = results = tied = 0
+    p_section = p_list = 0.0
+    section_hits = list_hits = 0
+    rsums = [0.0] * k
+    for target in test_pages:
+        entries = list(related.get(target, ()))[:k]
+        if not entries:
+            continue
+        top = [entry[0] for entry in entries]
+        grades = [truth.grade(target, result) for result in top]
+        covered += 1
+        results += len(top)
+        ranks = [entry[1] for entry in entries]
+        tied += sum(1 for i, score in enumerate(ranks)
+                    if (i > 0 and ranks[i - 1] == score)
+                    or (i + 1 < len(ranks) and ranks[i + 1] == score))
+        same_section = sum(1 for g in grades if g == 2)
+        same_list = sum(1 for g in grades if g >= 1)
+        p_section += same_section / len(top)
+        p_list += same_list / len(top)
+        section_hits += same_section
+        list_hits += same_list
+        running = 0
+        for r in range(k):
+            running += grades[r] if r < len(grades) else 0
+            rsums[r] += running / (r + 1)
+    pages = len(test_pages)
+    return Scores(
+        test_pages=pages,
+        covered=covered,
+        results=results,
+        tied=tied,
+        p_section=p_section / covered if covered else 0.0,
+        p_list=p_list / covered if covered else 0.0,
+        p_section_all=section_hits / (k * pages) if pages else 0.0,
+        p_list_all=list_hits / (k * pages) if pages else 0.0,
+        rscore=tuple(total / pages if pages else 0.0 for total in rsums),
+    )
+
+
+def score_algorithms(
+    related_by_algorithm: Mapping[str, RelatedDict],
+    test_pages: Sequence[str],
+    truth: GroundTruth,
+    k: int = TOP_K_DEFAULT,
+) -> dict[str, Scores]:
+    """The page-level baselines hook: every algorithm scored on the same test pages."""
+    return {name: score_related(related, test_pages, truth, k)
+            for name, related in related_by_algorithm.items()}
+
+
+def at_least(related: RelatedDict, minimum: float) -> dict[str, list[Sequence[Any]]]:
+    """The related lists cut at a threshold (entries with score >= ``minimum``; pages left
+    without any dropped).  Equal to recomputing with that threshold (module doc, step 5).
+
+    >>> at_least({"a": [["b", 3.0], ["c", 1.0]], "d": [["e", 0.5]]}, 1.0)
+    {'a': [['b', 3.0], ['c', 1.0]]}
+    """
+    cut = {url: [entry for entry in entries if entry[1] >= minimum]
+           for url, entries in related.items()}
+    return {url: entries for url, entries in cut.items() if entries}
+
+
+# -- the evaluation ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    algorithm: str
+    parameter: str  # "T" or "min-degree"
+    value: float
+    chosen: bool
+    scores: Scores
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Protocol figures, the side-by-side scores and the sensitivity rows."""
+
+    parameters: Mapping[str, Any]
+    protocol: Mapping[str, int]
+    scores: Mapping[str, Scores]
+    sweep: tuple[SweepRow, ...]
+    seconds: Mapping[str, float]
+    test_pages: tuple[str, ...] = field(repr=False)
+    #: Scores on the test pages every algorithm covers (ranking quality without coverage).
+    paired: Mapping[str, Scores] = field(default_factory=dict)
+    paired_pages: int = 0
+    #: Block co-citation and co-citation with no threshold (T = 0, min-degree = 1).
+    unthresholded: Mapping[str, Scores] = field(default_factory=dict)
+
+
+def check_parameters(
+    *,
+    holdout: float = HOLDOUT_DEFAULT,
+    t: float = T_EVAL_DEFAULT,
+    min_degree: int = MIN_DEGREE_EVAL_DEFAULT,
+    min_citing: int = MIN_CITING_DEFAULT,
+    t_sweep: Sequence[float] = T_SWEEP_DEFAULT,
+    min_degree_sweep: Sequence[int] = MIN_DEGREE_SWEEP_DEFAULT,
+    max_lists: int | None = None,
+    k: int = TOP_K_DEFAULT,
+) -> None:
+    """ValueError, with the reason, for parameters :func:`evaluate` cannot run with.
+
+    >>> check_parameters(holdout=1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: holdout must be a fraction in (0, 1), got 1.0
+    """
+    if not 0.0 < holdout < 1.0:
+        raise ValueError(f"holdout must be a fraction in (0, 1), got {holdout!r}")
+    for value in (t, *t_sweep):
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"T must be finite and >= 0, got {value!r}")
+    for degree in (min_degree, *min_degree_sweep):
+        if degree < 1:
+            raise ValueError(f"min-degree must be >= 1, got {degree!r}")
+    if min_citing < 1:
+        raise ValueError(f"min_citing must be >= 1, got {min_citing!r}")
+    if max_lists is not None and max_lists < 2:
+        raise ValueError(f"max_lists must be >= 2, got {max_lists!r}")
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k!r}")
+
+
+#: A page-level algorithm for :func:`evaluate`'s ``extra``: index records -> related dict.
+Algorithm = Callable[[Sequence[Mapping[str, Any]]], RelatedDict]
+
+
+def evaluate(
+    data_dir: str | Path,
+    *,
+    holdout: float = HOLDOUT_DEFAULT,
+    seed: int = SEED_DEFAULT,
+    t: float = T_EVAL_DEFAULT,
+    min_degree: int = MIN_DEGREE_EVAL_DEFAULT,
+    min_citing: int = MIN_CITING_DEFAULT,
+    t_sweep: Sequence[float] = T_SWEEP_DEFAULT,
+    min_degree_sweep: Sequence[int] = MIN_DEGREE_SWEEP_DEFAULT,
+    max_lists: int | None = None,
+    k: int = TOP_K_DEFAULT,
+    extra: Mapping[str, Algorithm] | None = None,
+) -> Evaluation:
+    """Run the whole protocol of the module docstring on ``data_dir`` (``../shared/data``)."""
+    from filters.anchors import AnchorWords
+    from filters.links import LinkFilterParams
+    from relatedpages.cocitation import CocitationParams, reference_cocitation
+    from relatedpages.reference import reference_related
+    from relatedpages.similarity import SimilarityParams
+
+    check_parameters(holdout=holdout, t=t, min_degree=min_degree, min_citing=min_citing,
+                     t_sweep=t_sweep, min_degree_sweep=min_degree_sweep,
+                     max_lists=max_lists, k=k)
+    data = Path(data_dir)
+    seconds: dict[str, float] = {}
+    started = time.monotonic()
+    hub = load_corpus_file(str(data / HUB_PATH), True)
+    web = [load_corpus_file(str(data / path)) for path in WEB_PATHS]
+    seconds["segmentation (first load; cached per process)"] = (
+        hub.seconds + sum(f.seconds for f in web))
+    seconds["corpus loading in this run"] = time.monotonic() - started
+
+    lists = {hub_list.url: hub_list for hub_list in hub.lists}
+    split = split_lists(lists, holdout, seed, max_lists)
+    held_out = [lists[url] for url in split.held_out]
+    index: dict[str, Mapping[str, Any]] = {}
+    for corpus in web:
+        index.update(corpus.records)
+    for url in split.indexed:  # a list's record wins over a web page of the same URL
+        index[url] = hub.records[url]
+    index_records = [index[url] for url in sorted(index)]
+    truth = GroundTruth.from_lists(held_out)
+    tests = select_test_pages(truth, index_records, min_citing)
+
+    sim = SimilarityParams(t=0.0, m=k)
+    step = time.monotonic()
+    block_all = reference_related(index_records, LinkFilterParams(), sim, AnchorWords())
+    seconds[f"{BLOCK} (reference_related, T = 0)"] = time.monotonic() - step
+    step = time.monotonic()
+    cocitation_all = reference_cocitation(index_records, CocitationParams(m=k, min_degree=1))
+    seconds[f"{COCITATION} (reference_cocitation, min-degree 1)"] = time.monotonic() - step
+
+    related: dict[str, RelatedDict] = {
+        BLOCK: at_least(block_all, t),
+        COCITATION: at_least(cocitation_all, float(min_degree)),
+    }
+    for name, algorithm in (extra or {}).items():
+        step = time.monotonic()
+        related[name] = algorithm(index_records)
+        seconds[name] = time.monotonic() - step
+    scores = score_algorithms(related, tests, truth, k)
+    both = [url for url in tests if all(rel.get(url) for rel in related.values())]
+    paired = score_algorithms(related, both, truth, k)
+    unthresholded = score_algorithms({BLOCK: block_all, COCITATION: cocitation_all},
+                                     tests, truth, k)
+
+    sweep: list[SweepRow] = []
+    for value in sorted({*t_sweep, t}):
+        sweep.append(SweepRow(BLOCK, "T", value, value == t,
+                              score_related(at_least(block_all, value), tests, truth, k)))
+    for degree in sorted({*min_degree_sweep, min_degree}):
+        sweep.append(SweepRow(COCITATION, "min-degree", degree, degree == min_degree,
+                              score_related(at_least(cocitation_all, degree), tests, truth, k)))
+    seconds["total"] = time.monotonic() - started
+
+    held_links = set(truth.sections_of)
+    protocol = {
+        "lists": len(lists) if max_lists is None else len(split.held_out) + len(split.indexed),
+        "held_out_lists": len(held_out),
+        "indexed_lists": len(split.indexed),
+        "web_pages": sum(len(f.records) for f in web),
+        "index_records": len(index_records),
+        "held_out_sections": sum(len(h.sections) for h in held_out),
+        "held_out_links": len(held_links),
+        "test_pages": len(tests),
+    }
+    parameters = {
+        "data_dir": str(data),
+        "holdout": holdout,
+        "seed": seed,
+        "max_lists": max_lists,
+        "min_citing": min_citing,
+        "k": k,
+        "block": {"t": t, "lam": sim.lam, "r": sim.r, "n": sim.n, "m": k,
+                  "large_block": LinkFilterParams().large_block},
+        "cocitation": {"min_degree": min_degree, "bf": CocitationParams().bf, "m": k},
+        "engine": "in-memory oracles (relatedpages.reference.reference_related, "
+                  "relatedpages.cocitation.reference_cocitation), not the mrjob chains",
+    }
+    return Evaluation(parameters, protocol, scores, tuple(sweep), seconds, tests,
+                      paired, len(both), unthresholded)
+
+
+# -- reporting ---------------------------------------------------------------------------
+
+#: (label, Scores attribute, is a quality measure compared in the verdict)
+_MEASURES: tuple[tuple[str, str, bool], ...] = (
+    ("coverage (test pages with >= 1 result)", "coverage", True),
+    ("results per covered test page", "mean_results", False),
+    ("results tied with a neighbour (URL order)", "tied_share", False),
+    ("P@k same section (covered pages)", "p_section", True),
+    ("P@k same list (covered pages)", "p_list", True),
+    ("P@k same section (missing = 0)", "p_section_all", True),
+    ("P@k same list (missing = 0)", "p_list_all", True),
+)
+_TABLE_R = (1, 3, 5, 10, 15)
+
+
+def measures(scores: Scores) -> list[tuple[str, float, bool]]:
+    """The table's rows for one algorithm: (measure, value, quality measure?), R-scores at
+    R = 1, 3, 5, 10, 15 last."""
+    k = len(scores.rscore)
+    rows = [(label.replace("P@k", f"P@{k}"), float(getattr(scores, name)), quality)
+            for label, name, quality in _MEASURES]
+    rows += [(f"R-score R = {r} (0-2, missing = 0)", scores.rscore[r - 1], True)
+             for r in _TABLE_R if r <= k]
+    return rows
+
+
+def _fmt(label: str, value: float) -> str:
+    if label.startswith(("results per", "R-score")):
+        return f"{value:.3f}"
+    return f"{100 * value:.1f} %"
+
+
+def _table(scores: Mapping[str, Scores]) -> list[str]:
+    names = list(scores)
+    rows = {name: measures(s) for name, s in scores.items()}
+    width = max(len(label) for label, _, _ in rows[names[0]])
+    lines = [f"{'measure':<{width}}" + "".join(f"{name:>20}" for name in names)]
+    for i, (label, _, _) in enumerate(rows[names[0]]):
+        lines.append(f"{label:<{width}}" + "".join(
+            f"{_fmt(label, rows[name][i][1]):>20}" for name in names))
+    return lines
+
+
+def verdict(block: Scores, cocitation: Scores) -> tuple[list[str], list[str], list[str]]:
+    """The quality measures (coverage, the four P@k, R-score for every R) on which block
+    co-citation is ahead of, behind or tied with co-citation (|difference| < 0.0005)."""
+    pairs = [(label, b, c) for (label, b, quality), (_, c, _) in
+             zip(measures(block), measures(cocitation)) if quality and not label.startswith("R-")]
+    pairs += [(f"R-score R = {r + 1}", block.rscore[r], cocitation.rscore[r])
+              for r in range(min(len(block.rscore), len(cocitation.rscore)))]
+    ahead, behind, tied = [], [], []
+    for label, b, c in pairs:
+        if math.isclose(b, c, abs_tol=5e-4):
+            tied.append(label)
+        elif b > c:
+            ahead.append(label)
+        else:
+            behind.append(label)
+    return ahead, behind, tied
+
+
+def _verdict_lines(title: str, scores: Mapping[str, Scores]) -> list[str]:
+    if BLOCK not in scores or COCITATION not in scores:
+        return []
+    ahead, behind, tied = verdict(scores[BLOCK], scores[COCITATION])
+    total = len(ahead) + len(behind) + len(tied)
+    lines = [f"{title}: block co-citation ahead on {len(ahead)} of {total} measures, "
+             f"behind on {len(behind)}, tied on {len(tied)}."]
+    if behind:
+        lines.append("  traditional co-citation wins: " + "; ".join(behind))
+    if tied:
+        lines.append("  tied: " + "; ".join(tied))
+    return lines
+
+
+def format_report(evaluation: Evaluation) -> str:
+    """The printed report: protocol, the side-by-side table, the R-score curve, the paired
+    and unthresholded views, the sensitivity table, who won where, and timings."""
+    p, q = evaluation.parameters, evaluation.protocol
+    names = list(evaluation.scores)
+    k = p["k"]
+    lines = [
+        "Related pages on held-out hub lists (cf. paper Fig. 10)",
+        f"  engine: {p['engine']}",
+        f"  lists {q['lists']}: held out {q['held_out_lists']} (holdout {p['holdout']:.0%}, "
+        f"seed {p['seed']}; whole lists, never links), indexed {q['indexed_lists']} "
+        f"+ {q['web_pages']} real web pages = {q['index_records']} index pages",
+        f"  held-out sections {q['held_out_sections']} with {q['held_out_links']} distinct links; "
+        f"test pages (in a held-out section, linked from >= {p['min_citing']} index pages of "
+        f"other sites) {q['test_pages']}",
+        f"  block co-citation: T = {p['block']['t']:g} (paper: 4.0, for 37.5 M pages), "
+        f"S = {p['block']['large_block']}, lambda = {p['block']['lam']}, r = {p['block']['r']}, "
+        f"N = {p['block']['n']:g}, M = {p['block']['m']}",
+        f"  co-citation: min-degree = {p['cocitation']['min_degree']}, "
+        f"BF = {p['cocitation']['bf']}, M = {p['cocitation']['m']}",
+        "  grades: 2 = same held-out section, 1 = same held-out list, 0 = otherwise "
+        "(results outside the held-out lists grade 0: lower bounds)",
+        "",
+        *_table(evaluation.scores),
+        "",
+        f"Average R-score, R = 1…{k} (missing results = 0; the PNG)",
+        f"{'R':>3}" + "".join(f"{name:>20}" for name in names),
+    ]
+    for r in range(k):
+        lines.append(f"{r + 1:>3}" + "".join(
+            f"{evaluation.scores[name].rscore[r]:>20.3f}" for name in names))
+    if evaluation.paired:
+        lines += ["", f"Paired view: the {evaluation.paired_pages} test pages every algorithm "
+                  "answers (ranking quality, coverage aside)", *_table(evaluation.paired)]
+    if evaluation.unthresholded:
+        lines += ["", "Unthresholded view: block co-citation T = 0, co-citation min-degree = 1",
+                  *_table(evaluation.unthresholded)]
+    lines += ["", "Sensitivity (same test pages; * = the setting of the main table)"]
+    header = ["cover", "res/pg", "P@k sec", "P@k list", "sec m=0", "list m=0", "R@1", "R@5",
+              f"R@{k}"]
+    lines.append(f"{'algorithm':<20}{'setting':<18}" + "".join(f"{h:>9}" for h in header))
+    for row in evaluation.sweep:
+        sc = row.scores
+        setting = f"{row.parameter} = {row.value:g}" + ("*" if row.chosen else "")
+        cells = [f"{100 * sc.coverage:.1f}", f"{sc.mean_results:.2f}", f"{100 * sc.p_section:.1f}",
+                 f"{100 * sc.p_list:.1f}", f"{100 * sc.p_section_all:.1f}",
+                 f"{100 * sc.p_list_all:.1f}", f"{sc.rscore[0]:.3f}",
+                 f"{sc.rscore[min(4, k - 1)]:.3f}", f"{sc.rscore[-1]:.3f}"]
+        lines.append(f"{row.algorithm:<20}{setting:<18}" + "".join(f"{c:>9}" for c in cells))
+    lines.append("")
+    lines += _verdict_lines("Main table", evaluation.scores)
+    lines += _verdict_lines("Paired view", evaluation.paired)
+    lines += _verdict_lines("Unthresholded view", evaluation.unthresholded)
+    if BLOCK in evaluation.scores and COCITATION in evaluation.scores:
+        _, behind, tied = verdict(evaluation.scores[BLOCK], evaluation.scores[COCITATION])
+        met = not behind and not tied
+        lines.append("The paper's result (block co-citation ahead on every measure): "
+                     + ("reproduced in the main table." if met else
+                        "NOT reproduced: see the measures traditional co-citation wins above."))
+    lines.append("")
+    lines.append("time: " + ", ".join(f"{name} {value:.1f} s"
+                                      for name, value in evaluation.seconds.items()))
+    return "\n".join(lines)
+
+
+def plot_rscore(evaluation: Evaluation, path: Path) -> None:
+    """Fig. 10: the average R-score of every algorithm for R = 1 … k."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    p = evaluation.parameters
+    settings = {BLOCK: f"T = {p['block']['t']:g}",
+                COCITATION: f"min-degree {p['cocitation']['min_degree']}"}
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    colours: dict[str, Any] = {}
+    for (name, scores), marker in zip(evaluation.scores.items(), "os^vDx*"):
+        xs = range(1, len(scores.rscore) + 1)
+        label = f"{name} ({settings[name]})" if name in settings else name
+        (line,) = ax.plot(xs, scores.rscore, marker=marker, label=label)
+        colours[name] = line.get_color()
+    unthresholded = {BLOCK: "T = 0", COCITATION: "min-degree 1"}
+    for name, scores in evaluation.unthresholded.items():
+        xs = range(1, len(scores.rscore) + 1)
+        ax.plot(xs, scores.rscore, linestyle="--", color=colours.get(name),
+                label=f"{name} ({unthresholded.get(name, 'no threshold')})")
+    k = p["k"]
+    ax.set_xticks(range(1, k + 1))
+    ax.set_xlabel("R (top R results)")
+    ax.set_ylabel("average R-score (0-2; missing results = 0)")
+    q = evaluation.protocol
+    ax.set_title(f"Average R-score on {q['held_out_lists']} held-out hub lists, "
+                 f"{q['test_pages']} test pages (cf. paper Fig. 10)", fontsize=10)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def scores_as_dict(scores: Scores) -> dict[str, Any]:
+    return {
+        "test_pages": scores.test_pages,
+        "covered": scores.covered,
+        "coverage": round(scores.coverage, 4),
+        "mean_results": round(scores.mean_results, 4),
+        "tied_share": round(scores.tied_share, 4),
+        "p_at_k_section": round(scores.p_section, 4),
+        "p_at_k_list": round(scores.p_list, 4),
+        "p_at_k_section_missing_zero": round(scores.p_section_all, 4),
+        "p_at_k_list_missing_zero": round(scores.p_list_all, 4),
+        "rscore": [round(value, 4) for value in scores.rscore],
+    }
+
+
+def evaluation_as_json(evaluation: Evaluation) -> str:
+    return json.dumps(
+        {
+            "parameters": evaluation.parameters,
+            "protocol": evaluation.protocol,
+            "scores": {name: scores_as_dict(s) for name, s in evaluation.scores.items()},
+            "paired_pages": evaluation.paired_pages,
+            "paired": {name: scores_as_dict(s) for name, s in evaluation.paired.items()},
+            "unthresholded": {name: scores_as_dict(s)
+                              for name, s in evaluation.unthresholded.items()},
+            "sweep": [{"algorithm": row.algorithm, "parameter": row.parameter,
+                       "value": row.value, "chosen": row.chosen, **scores_as_dict(row.scores)}
+                      for row in evaluation.sweep],
+            "seconds": {name: round(value, 2) for name, value in evaluation.seconds.items()},
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
