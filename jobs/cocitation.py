@@ -16,9 +16,17 @@ M, each degree >= --min-degree.
 """
 from __future__ import annotations
 
+import os
+import sys
+
 from typing import Any, Iterator
 
 from mrjob.step import MRStep
+
+if __name__ == "__main__":
+    # A Hadoop task runs this file as a script from its working folder, where DIRS put the
+    # project's packages: make them importable whatever PYTHONPATH the node sets.
+    sys.path.insert(0, os.getcwd())
 
 from jobs.base import ShippedJob
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import sys
 import tempfile
@@ -20,6 +21,7 @@ from mrjob.job import MRJob
 from jobs.base import summed_counters
 
 RUNNERS = ("inline", "local", "hadoop")
+REPO_CONF = Path(__file__).resolve().parent.parent / "conf" / "mrjob.conf"
 ALGORITHMS = ("block", "cocitation")
 
 
@@ -62,7 +64,11 @@ def run_job(job_class: type[MRJob], args: Sequence[str], *, runner: str, output_
     job_args = ["-r", runner]
     if runner != "hadoop":
         job_args.append("--no-conf")  # cluster settings live in conf/mrjob.conf, for Hadoop
-    job = job_class([*job_args, *args, "--output-dir", str(output_dir)])
+    elif not os.environ.get("MRJOB_CONF") and REPO_CONF.is_file():
+        job_args += ["--conf-path", str(REPO_CONF)]  # mrjob looks in ~ and /etc otherwise
+    # Hadoop reads a bare absolute path as hdfs:///…: local folders go as file:// URIs.
+    output = output_dir.resolve().as_uri() if runner == "hadoop" else str(output_dir)
+    job = job_class([*job_args, *args, "--output-dir", output])
     started = time.monotonic()
     with job.make_runner() as job_runner:
         job_runner.run()

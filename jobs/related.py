@@ -9,12 +9,19 @@ each score >= T; the third element is the evidence (the citing sites that gave m
 """
 from __future__ import annotations
 
+
 import dataclasses
 import heapq
 import os
+import sys
 from typing import Any, Iterator
 
 from mrjob.step import MRStep
+
+if __name__ == "__main__":
+    # A Hadoop task runs this file as a script from its working folder, where DIRS put the
+    # project's packages: make them importable whatever PYTHONPATH the node sets.
+    sys.path.insert(0, os.getcwd())
 
 from jobs.base import ShippedJob
 

@@ -11,11 +11,18 @@ URL twice keeps the last record (by input path, then position in the file).
 """
 from __future__ import annotations
 
+
 import enum
 import os
+import sys
 from typing import Any, Iterator
 
 from mrjob.step import MRStep
+
+if __name__ == "__main__":
+    # A Hadoop task runs this file as a script from its working folder, where DIRS put the
+    # project's packages: make them importable whatever PYTHONPATH the node sets.
+    sys.path.insert(0, os.getcwd())
 
 from jobs.base import ShippedJob
 
