@@ -14,6 +14,7 @@ import dataclasses
 import heapq
 import os
 import sys
+import tempfile
 from typing import Any, Iterator
 
 from mrjob.step import MRStep
@@ -97,9 +98,11 @@ class MRRelatedPages(ShippedJob):
     # -- Mapper1 ---------------------------------------------------------------------------
 
     def mapper_init_words(self) -> None:
-        # Every runner (inline too) starts tasks in a job-local working folder: jieba's
-        # dictionary cache goes there, never into a shared or system folder.
-        self.words = AnchorWords(cache_dir=os.path.join(os.getcwd(), "jieba-cache"))
+        # jieba's dictionary cache goes in a folder of this task's own, removed when the
+        # task ends: not the working folder (Hadoop's local job runner runs tasks in the
+        # submitter's current folder), never a shared one.
+        self._jieba_dir = tempfile.TemporaryDirectory(prefix="relatedpages-jieba-")
+        self.words = AnchorWords(cache_dir=self._jieba_dir.name)
 
     def mapper_emit_pairs(self, url: str, record: Any) -> Iterator[tuple[str, str | list[Any]]]:
         """Input: url → segment record.  Output, per filtered block and page, an auxiliary
