@@ -12,7 +12,6 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,23 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from handmade import Link, link
 from relatedpages.reference import reference_related, related_from_filtered
 from relatedpages.similarity import SimilarityParams
-
-
-@dataclass(frozen=True)
-class Link:
-    """A filtered link, as filters.links.FilteredLink has it (LinkLike)."""
-
-    url: str
-    site: str
-    words: frozenset[str]
-    pos: int
-
-
-def link(url: str, pos: int, *words: str) -> Link:
-    """A link whose site is its host (good enough for hand-made corpora)."""
-    return Link(url, urlsplit(url).hostname or "", frozenset(words), pos)
 
 
 Page = tuple[str, list[list[Link]]]

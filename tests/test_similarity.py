@@ -4,11 +4,10 @@ from __future__ import annotations
 import doctest
 import itertools
 import math
-from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import pytest
 
+from handmade import Link, link
 from relatedpages import similarity
 from relatedpages.similarity import (
     EVIDENCE_DEFAULT,
@@ -33,21 +32,6 @@ from relatedpages.similarity import (
     top_related,
     total_similarity,
 )
-
-
-@dataclass(frozen=True)
-class Link:
-    """A filtered link, as filters.links.FilteredLink has it (LinkLike)."""
-
-    url: str
-    site: str
-    words: frozenset[str]
-    pos: int
-
-
-def link(url: str, pos: int, *words: str) -> Link:
-    """A link whose site is its host (good enough for hand-made corpora)."""
-    return Link(url, urlsplit(url).hostname or "", frozenset(words), pos)
 
 
 E = math.exp(-1)  # 0.36787944117144233
