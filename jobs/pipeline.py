@@ -19,10 +19,9 @@ from typing import Any, Callable, Iterator, Sequence
 from mrjob.job import MRJob
 
 from jobs.base import summed_counters
+from relatedpages.db import ALGORITHMS
 
-RUNNERS = ("inline", "local", "hadoop")
 REPO_CONF = Path(__file__).resolve().parent.parent / "conf" / "mrjob.conf"
-ALGORITHMS = ("block", "cocitation")
 
 
 def _failures() -> tuple[type[BaseException], ...]:

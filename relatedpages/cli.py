@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
+from relatedpages.db import ALGORITHMS
 from segmenter.adjust import (
     ADJUST_OPTIONS,
     AdjustParams,
@@ -29,8 +30,7 @@ from segmenter.adjust import (
 )
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
-RUNNERS = ("inline", "local", "hadoop")  # the same tuples as jobs.pipeline (no mrjob import here)
-ALGORITHMS = ("block", "cocitation")
+RUNNERS = ("inline", "local", "hadoop")  # mrjob runners the commands offer
 
 
 class UsageError(Exception):

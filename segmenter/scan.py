@@ -361,8 +361,6 @@ class _SectionScanner:
 
     def _compute_style(self, tag: str, attrib: Mapping[str, str], parent: _Style) -> _Style:
         has_attributes = not _STYLE_ATTRIBUTES.isdisjoint(attrib.keys()) if attrib else False
-        if not has_attributes and tag not in _STYLED_TAGS and not self._sheet.has_tag(tag):
-            return parent
         declared = Declarations()
         if has_attributes:
             style_attr = attrib.get("style")

@@ -293,10 +293,6 @@ class StyleSheet:
     def __bool__(self) -> bool:
         return bool(self._rules)
 
-    def has_tag(self, tag: str) -> bool:
-        """Whether a rule could match an element of this tag that has no class or id."""
-        return tag in self._by_tag or bool(self._universal)
-
     def styled_tags(self) -> frozenset[str] | None:
         """Tags some rule may match regardless of class and id; None = every tag."""
         return None if self._universal else frozenset(self._by_tag)
