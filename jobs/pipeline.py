@@ -35,11 +35,17 @@ def _failures() -> tuple[type[BaseException], ...]:
 FAILURES = _failures()  # a failed step, a refused database, an I/O error: exit status 1
 
 
+def is_remote(location: str | os.PathLike[str]) -> bool:
+    """A URI of a file system other than the local one (``hdfs://``, ``s3://``, ``gs://``)."""
+    text = os.fspath(location)
+    return "://" in text and not text.startswith("file://")
+
+
 @dataclass(frozen=True)
 class JobRun:
     """One finished job: where its output is, its counters (summed over steps), its time."""
 
-    output_dir: Path
+    output_dir: Path | str  # a local folder, or a remote URI (is_remote)
     counters: dict[str, dict[str, int]]
     seconds: float
 
@@ -58,28 +64,56 @@ def show_job_progress() -> None:
     job_logger.propagate = False
 
 
-def run_job(job_class: type[MRJob], args: Sequence[str], *, runner: str, output_dir: Path) -> JobRun:
-    """Run one job to completion into ``output_dir``; mrjob's errors propagate."""
+def run_job(
+    job_class: type[MRJob],
+    args: Sequence[str],
+    *,
+    runner: str,
+    output_dir: Path | str,
+    collect: Path | None = None,
+) -> JobRun:
+    """Run one job to completion into ``output_dir``; mrjob's errors propagate.
+
+    ``output_dir`` is a local folder or a remote URI (``hdfs://…`` on a cluster; an
+    existing remote output folder is removed first, as a local one is by the caller).
+    ``collect``: also copy the job's output into this local file (``hadoop fs -cat`` of
+    the part files, through the runner's file system), for reading it back from a cluster.
+    """
     job_args = ["-r", runner]
     if runner != "hadoop":
         job_args.append("--no-conf")  # cluster settings live in conf/mrjob.conf, for Hadoop
     elif not os.environ.get("MRJOB_CONF") and REPO_CONF.is_file():
         job_args += ["--conf-path", str(REPO_CONF)]  # mrjob looks in ~ and /etc otherwise
     # Hadoop reads a bare absolute path as hdfs:///…: local folders go as file:// URIs.
-    output = output_dir.resolve().as_uri() if runner == "hadoop" else str(output_dir)
+    remote = is_remote(output_dir)
+    if remote:
+        output = str(output_dir)
+    else:
+        local = Path(output_dir)
+        output = local.resolve().as_uri() if runner == "hadoop" else str(local)
     job = job_class([*job_args, *args, "--output-dir", output])
     started = time.monotonic()
     with job.make_runner() as job_runner:
+        if remote and job_runner.fs.exists(output):
+            job_runner.fs.rm(output)  # Hadoop refuses to write into an existing folder
         job_runner.run()
         counters = summed_counters(job_runner.counters())
+        if collect is not None:
+            with collect.open("wb") as handle:
+                for chunk in job_runner.cat_output():
+                    handle.write(chunk)
     return JobRun(output_dir, counters, time.monotonic() - started)
 
 
-def iter_output(output_dir: Path) -> Iterator[tuple[Any, Any]]:
-    """The (key, value) records of a job's output folder (StandardJSONProtocol lines)."""
-    for part in sorted(output_dir.glob("part-*")):
+def iter_output(output: Path) -> Iterator[tuple[Any, Any]]:
+    """The (key, value) records of a job's output (StandardJSONProtocol lines): a folder of
+    ``part-*`` files, or one file (``run_job(collect=…)``)."""
+    parts = [output] if output.is_file() else sorted(output.glob("part-*"))
+    for part in parts:
         with part.open("rb") as handle:
             for line in handle:
+                if not line.strip():
+                    continue
                 key, _, value = line.rstrip(b"\n").partition(b"\t")
                 yield json.loads(key), json.loads(value)
 
@@ -103,13 +137,15 @@ def build(
     *,
     algorithm: str = "block",
     runner: str = "local",
-    work: Path | None = None,
+    work: Path | str | None = None,
     job_args: Sequence[str] = (),
     progress: Callable[[str], None] = lambda message: None,
 ) -> BuildReport:
     """Segmentation, the chain (block co-citation or traditional co-citation) and the
     database build.  ``work`` keeps the intermediate outputs; by default they go to a
-    temporary folder removed afterwards."""
+    temporary folder removed afterwards.  On a cluster ``work`` is a URI of its file
+    system (``hdfs:///user/me/relatedpages``): the jobs read and write there, and the
+    chain's output is copied back (``hadoop fs -cat``) to build the local database."""
     from jobs.segment import MRSegment
     from relatedpages.db import build_database
 
@@ -125,13 +161,21 @@ def build(
 
         chain_class, group, pairs_counter = MRCocitation, COCITATION_GROUP, "sibling_pairs"
     report = BuildReport()
-    keep = work is not None
-    work_dir = Path(work) if work is not None else Path(tempfile.mkdtemp(prefix="relatedpages-build-"))
+    keep = work is not None and not is_remote(work)
+    if work is not None and is_remote(work):
+        base = str(work).rstrip("/")
+        segments: Path | str = f"{base}/segments"
+        related: Path | str = f"{base}/related"
+        work_dir = Path(tempfile.mkdtemp(prefix="relatedpages-build-"))  # the copied output
+        collect: Path | None = work_dir / "related.jsonl"
+    else:
+        work_dir = Path(work) if work is not None else Path(tempfile.mkdtemp(prefix="relatedpages-build-"))
+        segments, related, collect = work_dir / "segments", work_dir / "related", None
     try:
         work_dir.mkdir(parents=True, exist_ok=True)
-        segments, related = work_dir / "segments", work_dir / "related"
         for stale in (segments, related):
-            shutil.rmtree(stale, ignore_errors=True)
+            if isinstance(stale, Path):
+                shutil.rmtree(stale, ignore_errors=True)
 
         progress(f"[1/3] segmenting {len(inputs)} input(s) with the {runner} runner")
         segment_run = run_job(MRSegment, list(inputs), runner=runner, output_dir=segments)
@@ -141,7 +185,8 @@ def build(
         report.blocks = segment_run.counter("segment", "blocks")
 
         progress(f"[2/3] {algorithm} co-citation chain")
-        chain_run = run_job(chain_class, [*job_args, str(segments)], runner=runner, output_dir=related)
+        chain_run = run_job(chain_class, [*job_args, str(segments)], runner=runner, output_dir=related,
+                            collect=collect)
         report.stages.append((algorithm, chain_run.seconds))
         report.counters[algorithm] = chain_run.counters
         report.pairs = chain_run.counter(group, pairs_counter)
@@ -150,7 +195,7 @@ def build(
         progress(f"[3/3] building the database in {db_path}")
         started = time.monotonic()
         summary = build_database(
-            iter_output(related), db_path, algorithm=algorithm,
+            iter_output(collect or Path(related)), db_path, algorithm=algorithm,
             parameters={"job_args": list(job_args), "runner": runner}, source=list(inputs),
         )
         report.stages.append(("database", time.monotonic() - started))

@@ -57,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--algorithm", choices=ALGORITHMS, default="block",
                        help="block co-citation or the paper's traditional co-citation. Default: %(default)s")
     build.add_argument("--runner", choices=RUNNERS, default="local", help="Default: %(default)s")
-    build.add_argument("--work", help="keep intermediate outputs in this folder")
+    build.add_argument("--work", help="keep intermediate outputs in this folder, or (with "
+                       "--runner hadoop on a cluster) under this URI, e.g. hdfs:///user/me/rp")
     build.add_argument("--job-arg", action="append", default=[], metavar="ARG",
                        help="pass an argument to the chain job, e.g. --job-arg=--t=2.0 (repeatable)")
 
@@ -213,7 +214,7 @@ def run_build(args: argparse.Namespace) -> int:
     started = time.monotonic()
     report = build(
         args.inputs, Path(args.db), algorithm=args.algorithm, runner=args.runner,
-        work=Path(args.work) if args.work else None, job_args=args.job_arg,
+        work=args.work or None, job_args=args.job_arg,
         progress=lambda message: print(message, file=sys.stderr, flush=True),
     )
     out = sys.stdout

@@ -22,6 +22,13 @@ On disk, a database is a folder::
 * The partition of a URL is ``zlib.crc32(url.encode("utf-8")) % partitions``
   (:func:`partition_of`) — never Python's ``hash()``, which is salted per process.
 
+The same format holds a *link index* (algorithm ``links``, :mod:`relatedpages.linkindex`):
+one record per node, ``key → {"out": [[href, anchor, block], …], "in": [source, …],
+"crawled": bool}``; its keys are normalised URLs, or node ids stored as given
+(``build_database(..., normalise_keys=False)``; the manifest's ``key`` says which).
+:class:`PartitionedDB` holds the lookup machinery; :class:`RelatedPagesDB` and
+``linkindex.LinkIndexDB`` decode their values, and each refuses the other's databases.
+
 Lookup (:meth:`RelatedPagesDB.related`): normalise → partition → binary search over a
 read-only ``mmap`` of that partition (mapped lazily on first use, then kept).  The search
 needs no index: it halves a byte range, backs up from the midpoint to the start of its
@@ -80,13 +87,13 @@ import shutil
 import threading
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
 from types import MappingProxyType, TracebackType
-from typing import IO, Any, NoReturn
+from typing import IO, Any, Generic, NoReturn, Self, TypeVar
 
 from filters.urls import normalise_url
 
@@ -97,7 +104,16 @@ FORMAT_VERSION = 1
 #: The ``format`` field of every manifest: tells a database from any other folder.
 FORMAT_NAME = "relatedpages-db"
 MANIFEST_NAME = "manifest.json"
+#: The related-pages algorithms (what ``relatedpages build`` and the pipeline can run).
 ALGORITHMS = ("block", "cocitation")
+#: The algorithm name of a link index (relatedpages.linkindex): one link record per node.
+LINKS_ALGORITHM = "links"
+#: Every algorithm :func:`build_database` accepts.
+DATABASE_ALGORITHMS = (*ALGORITHMS, LINKS_ALGORITHM)
+#: The manifest's ``key`` line for databases whose keys are normalised URLs, and for
+#: databases whose keys are stored as given (node ids of an edge list).
+KEY_NORMALISED_URL = "filters.urls.normalise_url (default options), UTF-8"
+KEY_AS_GIVEN = "as given (non-empty, no whitespace), UTF-8"
 #: Bytes read at a time when checksumming a partition.
 _CHUNK = 1 << 20
 #: Write buffer of each spill file during a build (64 of them are open at once).
@@ -148,6 +164,12 @@ class RecordRejection(str, Enum):
     """The value is not a list of ``[url, finite score, [[site, ds], …]]``."""
     DUPLICATE_URL = "duplicate_url"
     """Superseded by a later record of the same normalised URL (the last one wins)."""
+    MALFORMED_LINKS = "malformed_links"
+    """(Link index) The value is not a link record ``{"out", "in", "crawled"}``."""
+    UNUSABLE_KEY = "unusable_key"
+    """(Keys as given) The key is not a non-empty string without whitespace."""
+    DUPLICATE_KEY = "duplicate_key"
+    """(Keys as given) Superseded by a later record of the same key (the last one wins)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +203,7 @@ class Manifest:
     records: int
     partitions: tuple[PartitionInfo, ...]
     rejected: Mapping[str, int]
+    key: str = KEY_NORMALISED_URL
 
     @property
     def bytes(self) -> int:
@@ -197,7 +220,7 @@ class Manifest:
             "source": list(self.source),
             "built_at": self.built_at,
             "records": self.records,
-            "key": "filters.urls.normalise_url (default options), UTF-8",
+            "key": self.key,
             "partitioning": f"zlib.crc32(key) % {len(self.partitions)}",
             "line": "key<TAB>json<LF>, sorted by key bytes, keys unique",
             "rejected": dict(self.rejected),
@@ -215,7 +238,7 @@ class DatabaseSummary:
     path: Path
     records: int  # records in the database
     read: int  # records read from the input
-    rejected: Mapping[RecordRejection, int]  # every reason, zero included
+    rejected: Mapping[RecordRejection, int]  # every reason of this kind of database, zero included
     urls_normalised: int  # records kept whose URL was changed by normalisation
     partitions: int
     bytes: int  # size of the partition files
@@ -252,13 +275,14 @@ def partition_of(url: str, partitions: int = PARTITIONS) -> int:
 
 
 def build_database(
-    records: Iterable[tuple[str, list[Any]]],
+    records: Iterable[tuple[str, Any]],
     path: str | os.PathLike[str],
     *,
     algorithm: str,
     parameters: Mapping[str, Any],
     source: list[str],
     partitions: int = PARTITIONS,
+    normalise_keys: bool = True,
 ) -> DatabaseSummary:
     """Write ``records`` (page URL, related list) as a database at ``path``, atomically.
 
@@ -268,11 +292,16 @@ def build_database(
     last is kept.  An existing database at ``path`` is replaced; a folder there that is
     not a database (other files in it) is refused with :class:`DatabaseError`.  On any
     error the partial build is removed and whatever was at ``path`` stays as it was.
+
+    The value check depends on the algorithm (:data:`VALUE_CHECKS`): a related list for
+    ``block`` and ``cocitation``, a link record (:func:`is_link_record`) for ``links``.
+    With ``normalise_keys=False`` (node ids of an edge list) keys are stored as given
+    and must be non-empty strings without whitespace (else ``unusable_key``).
     """
     started = time.monotonic()
     path = Path(path)
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
+    if algorithm not in DATABASE_ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(DATABASE_ALGORITHMS)}")
     if not 1 <= partitions < _MAX_PARTITIONS:
         raise ValueError(f"partitions must be in 1..{_MAX_PARTITIONS - 1}, not {partitions}")
     try:
@@ -287,12 +316,21 @@ def build_database(
     building = path.parent / f".{path.name}.building-{os.getpid()}-{secrets.token_hex(4)}"
     building.mkdir()
     try:
-        counts, normalised, read = _spill(records, building, partitions)
+        check, malformed = VALUE_CHECKS[algorithm]
+        unusable, duplicate = (
+            (RecordRejection.UNUSABLE_URL, RecordRejection.DUPLICATE_URL) if normalise_keys
+            else (RecordRejection.UNUSABLE_KEY, RecordRejection.DUPLICATE_KEY)
+        )
+        counts = {unusable: 0, malformed: 0, duplicate: 0}
+        normalised, read = _spill(
+            records, building, partitions, counts, check=check, malformed=malformed,
+            unusable=unusable, normalise_keys=normalise_keys,
+        )
         parts = []
         for index in range(partitions):
             info, duplicates = _write_partition(building, index)
             parts.append(info)
-            counts[RecordRejection.DUPLICATE_URL] += duplicates
+            counts[duplicate] += duplicates
         (building / "spill").rmdir()
         manifest = Manifest(
             format_version=FORMAT_VERSION,
@@ -302,7 +340,8 @@ def build_database(
             built_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             records=sum(part.records for part in parts),
             partitions=tuple(parts),
-            rejected={reason.value: counts[reason] for reason in RecordRejection},
+            rejected={reason.value: count for reason, count in counts.items()},
+            key=KEY_NORMALISED_URL if normalise_keys else KEY_AS_GIVEN,
         )
         _write_durably(
             building / MANIFEST_NAME,
@@ -332,10 +371,18 @@ def build_database(
 
 
 def _spill(
-    records: Iterable[tuple[str, list[Any]]], building: Path, partitions: int
-) -> tuple[dict[RecordRejection, int], int, int]:
-    """Append every usable record to its partition's spill file; the counts."""
-    counts = {reason: 0 for reason in RecordRejection}
+    records: Iterable[tuple[str, Any]],
+    building: Path,
+    partitions: int,
+    counts: dict[RecordRejection, int],
+    *,
+    check: Callable[[Any], bool],
+    malformed: RecordRejection,
+    unusable: RecordRejection,
+    normalise_keys: bool,
+) -> tuple[int, int]:
+    """Append every usable record to its partition's spill file, counting rejections in
+    ``counts``; (records whose URL normalisation changed, records read)."""
     read = normalised_count = 0
     spill = building / "spill"
     spill.mkdir()
@@ -344,12 +391,17 @@ def _spill(
     try:
         for url, related in records:
             read += 1
-            key = normalise_url(url) if isinstance(url, str) else None
+            if not isinstance(url, str):
+                key = None
+            elif normalise_keys:
+                key = normalise_url(url)
+            else:
+                key = url if url and not _WHITESPACE.search(url) else None
             if key is None:
-                counts[RecordRejection.UNUSABLE_URL] += 1
+                counts[unusable] += 1
                 continue
-            if not _is_related_list(related):
-                counts[RecordRejection.MALFORMED_RELATED] += 1
+            if not check(related):
+                counts[malformed] += 1
                 continue
             if key != url:
                 normalised_count += 1
@@ -360,7 +412,10 @@ def _spill(
     finally:
         for handle in handles:
             handle.close()
-    return counts, normalised_count, read
+    return normalised_count, read
+
+
+_WHITESPACE = re.compile(r"\s")
 
 
 def _is_related_list(value: Any) -> bool:
@@ -386,6 +441,49 @@ def _is_related_list(value: Any) -> bool:
 
 def _is_finite_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def is_link_record(value: Any) -> bool:
+    """A link index value: ``{"out": [[href, anchor, block], …], "in": [source, …], "crawled": bool}``.
+
+    ``href`` and every source are non-empty strings, ``anchor`` a string (``""``: none),
+    ``block`` an integer >= -1 (-1: unknown); ``in`` holds distinct sources in ascending
+    order (code points, which is UTF-8 byte order); no other keys.
+
+    >>> is_link_record({"out": [["http://b.example/", "B", 0]], "in": [], "crawled": True})
+    True
+    >>> is_link_record({"out": [], "in": ["b", "a"], "crawled": False})  # not ascending
+    False
+    """
+    if not isinstance(value, dict) or len(value) != 3:
+        return False
+    out, sources, crawled = value.get("out"), value.get("in"), value.get("crawled")
+    if not isinstance(out, (list, tuple)) or not isinstance(sources, (list, tuple)) or not isinstance(crawled, bool):
+        return False
+    for link in out:
+        if not isinstance(link, (list, tuple)) or len(link) != 3:
+            return False
+        href, anchor, block = link
+        if (
+            not isinstance(href, str) or not href or not isinstance(anchor, str)
+            or not isinstance(block, int) or isinstance(block, bool) or block < -1
+        ):
+            return False
+    previous = ""
+    for source in sources:
+        if not isinstance(source, str) or source <= previous:  # non-empty, strictly ascending
+            return False
+        previous = source
+    return True
+
+
+#: Per algorithm: the check a record's value must pass, and the reason it is counted
+#: under when it fails.
+VALUE_CHECKS: Mapping[str, tuple[Callable[[Any], bool], RecordRejection]] = MappingProxyType({
+    "block": (_is_related_list, RecordRejection.MALFORMED_RELATED),
+    "cocitation": (_is_related_list, RecordRejection.MALFORMED_RELATED),
+    LINKS_ALGORITHM: (is_link_record, RecordRejection.MALFORMED_LINKS),
+})
 
 
 def _write_partition(building: Path, index: int) -> tuple[PartitionInfo, int]:
@@ -650,6 +748,9 @@ def _manifest_from_json(raw: dict[str, Any]) -> Manifest:
     if not isinstance(source, list) or not all(isinstance(item, str) for item in source):
         raise ValueError("source is not a list of strings")
     rejected = raw.get("rejected", {})
+    key = raw.get("key", KEY_NORMALISED_URL)
+    if not isinstance(key, str):
+        raise ValueError("key of the wrong type")
     return Manifest(
         format_version=raw["format_version"],
         algorithm=algorithm,
@@ -659,22 +760,26 @@ def _manifest_from_json(raw: dict[str, Any]) -> Manifest:
         records=records,
         partitions=tuple(parts),
         rejected=MappingProxyType(dict(rejected)),
+        key=key,
     )
 
 
-class RelatedPagesDB:
-    """A read-only related-pages database; safe to share between threads.
+V = TypeVar("V")
 
-    >>> import tempfile
-    >>> folder = tempfile.mkdtemp()
-    >>> _ = build_database(
-    ...     [("http://a.example/", [["http://b.example/", 5.25, [["hub.example", 3.0]]]])],
-    ...     folder + "/db", algorithm="block", parameters={}, source=["doctest"], partitions=4)
-    >>> with RelatedPagesDB(folder + "/db") as db:
-    ...     db.related("HTTP://A.example:80/index.html"), db.related("http://c.example/")
-    ([Related(url='http://b.example/', score=5.25, evidence=(('hub.example', 3.0),))], None)
-    >>> shutil.rmtree(folder)
+
+class PartitionedDB(Generic[V]):
+    """A read-only partitioned database whose values decode to ``V``; safe to share
+    between threads.
+
+    The lookup machinery of every kind of database (the module doc): subclasses say
+    which manifest algorithms they read (:attr:`ACCEPTS`) and how a value decodes
+    (:meth:`_decode_value`): :class:`RelatedPagesDB` (related lists) and
+    ``relatedpages.linkindex.LinkIndexDB`` (link records).  A database of another
+    algorithm is refused at open with ``not a relatedpages database``.
     """
+
+    #: The manifest algorithms this reader answers from.
+    ACCEPTS: tuple[str, ...] = DATABASE_ALGORITHMS
 
     def __init__(self, path: str | os.PathLike[str], *, verify: Verify | str = Verify.SIZES):
         self._path = Path(path)
@@ -687,6 +792,13 @@ class RelatedPagesDB:
         self._failure: DatabaseError | None = None
         self._closed = False
         try:
+            if self._manifest.algorithm not in self.ACCEPTS:
+                raise DatabaseError(
+                    DatabaseProblem.NOT_A_DATABASE, self._path,
+                    f"holds algorithm {self._manifest.algorithm!r}; {type(self).__name__} reads "
+                    f"{', '.join(self.ACCEPTS)}",
+                    path_first=True,
+                )
             if self._verify is Verify.FULL:
                 for index in range(self._count):
                     self._check_contents(index)
@@ -707,19 +819,18 @@ class RelatedPagesDB:
     def __len__(self) -> int:
         return self._manifest.records
 
-    def related(self, url: str) -> list[Related] | None:
-        """The related pages of ``url``, best first; None when the URL is not in the database.
+    @property
+    def partitions(self) -> int:
+        return self._count
 
-        ``url`` is normalised first (:func:`filters.urls.normalise_url`); a URL that does
-        not normalise raises ``ValueError``.  Raises :class:`DatabaseError` when the
-        partition it needs turns out to be corrupt.
-        """
-        key = normalise_url(url)
-        if key is None:
-            raise ValueError(f"not a web page URL: {url!r}")
-        return self._lookup(key.encode("utf-8"))
+    def partition_data(self, index: int) -> bytes:
+        """The whole (checked, as ``verify`` says) contents of partition ``index``:
+        ``key<TAB>json<LF>`` lines in key order; ``b""`` when the partition is empty.
+        For readers that load everything at once (``linkindex.load_link_graph``)."""
+        mapped = self._partition(index)
+        return b"" if mapped is None else mapped[:]
 
-    def records(self) -> Iterator[tuple[str, list[Related]]]:
+    def records(self) -> Iterator[tuple[str, V]]:
         """Every record, partition by partition, each partition in key order."""
         for index in range(self._count):
             mapped = self._partition(index)
@@ -747,7 +858,7 @@ class RelatedPagesDB:
             handle.close()
         self._files = []
 
-    def __enter__(self) -> RelatedPagesDB:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -756,11 +867,11 @@ class RelatedPagesDB:
         self.close()
 
     def __repr__(self) -> str:
-        return f"RelatedPagesDB({str(self._path)!r}, records={len(self)}, verify={self._verify.value!r})"
+        return f"{type(self).__name__}({str(self._path)!r}, records={len(self)}, verify={self._verify.value!r})"
 
     # -- lookup --------------------------------------------------------------------------
 
-    def _lookup(self, key: bytes) -> list[Related] | None:
+    def _lookup(self, key: bytes) -> V | None:
         index = zlib.crc32(key) % self._count
         if self._ready[index] and self._failure is None:
             mapped = self._maps[index]
@@ -788,15 +899,15 @@ class RelatedPagesDB:
                 return self._decode(index, mapped, start, tab, end)
         return None
 
-    def _decode(self, index: int, mapped: mmap.mmap, start: int, tab: int, end: int) -> list[Related]:
+    def _decode(self, index: int, mapped: mmap.mmap, start: int, tab: int, end: int) -> V:
         try:
-            items = json.loads(mapped[tab + 1 : end])
-            return [
-                Related(url, float(score), tuple((site, float(ds)) for site, ds in evidence))
-                for url, score, evidence in items
-            ]
+            return self._decode_value(mapped[tab + 1 : end])
         except (UnicodeDecodeError, json.JSONDecodeError, TypeError, ValueError):
             self._corrupt(index, f"malformed record at byte {start}")
+
+    def _decode_value(self, data: bytes) -> V:
+        """A value's JSON bytes → ``V``; raises ``ValueError`` or ``TypeError`` when malformed."""
+        raise NotImplementedError
 
     # -- partitions ----------------------------------------------------------------------
 
@@ -805,7 +916,7 @@ class RelatedPagesDB:
         if self._failure is not None:
             raise self._failure
         if self._closed:
-            raise ValueError("lookup on a closed RelatedPagesDB")
+            raise ValueError(f"lookup on a closed {type(self).__name__}")
         if self._ready[index]:
             return self._maps[index]
         with self._lock:
@@ -855,3 +966,38 @@ class RelatedPagesDB:
         self._failure = error
         logger.error("%s", error)
         raise error
+
+
+class RelatedPagesDB(PartitionedDB[list[Related]]):
+    """A read-only related-pages database; safe to share between threads.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = build_database(
+    ...     [("http://a.example/", [["http://b.example/", 5.25, [["hub.example", 3.0]]]])],
+    ...     folder + "/db", algorithm="block", parameters={}, source=["doctest"], partitions=4)
+    >>> with RelatedPagesDB(folder + "/db") as db:
+    ...     db.related("HTTP://A.example:80/index.html"), db.related("http://c.example/")
+    ([Related(url='http://b.example/', score=5.25, evidence=(('hub.example', 3.0),))], None)
+    >>> shutil.rmtree(folder)
+    """
+
+    ACCEPTS = ALGORITHMS
+
+    def related(self, url: str) -> list[Related] | None:
+        """The related pages of ``url``, best first; None when the URL is not in the database.
+
+        ``url`` is normalised first (:func:`filters.urls.normalise_url`); a URL that does
+        not normalise raises ``ValueError``.  Raises :class:`DatabaseError` when the
+        partition it needs turns out to be corrupt.
+        """
+        key = normalise_url(url)
+        if key is None:
+            raise ValueError(f"not a web page URL: {url!r}")
+        return self._lookup(key.encode("utf-8"))
+
+    def _decode_value(self, data: bytes) -> list[Related]:
+        return [
+            Related(url, float(score), tuple((site, float(ds)) for site, ds in evidence))
+            for url, score, evidence in json.loads(data)
+        ]

@@ -1,0 +1,126 @@
+"""The related chain on Hadoop's MiniCluster: HDFS and YARN on loopback, ``hdfs://`` paths.
+
+``scripts/minicluster start`` brings up a NameNode, a DataNode, a ResourceManager, a
+NodeManager and the JobHistory server in one JVM (jars from Maven Central); the jobs then
+run as they would on a cluster — inputs and outputs on HDFS, every task a YARN container
+JVM that starts from an empty environment and gets the code only through ``DIRS`` — and
+their output must equal ``-r inline``'s.  ``relatedpages build --runner hadoop --work
+hdfs:///…`` is checked the same way, down to the database records.
+
+Slow: about 20 s to start the cluster and 1–2 minutes per job (a JVM per container).
+Skipped without a JDK 17 or Maven, except in CI (``CI=true``), where that fails.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from relatedpages.db import RelatedPagesDB
+from tests.test_hadoop import (
+    HADOOP_FRAMEWORK_GROUP,
+    REPO,
+    SETUP_MISSING_PREREQUISITE,
+    job_env,
+    printed_counters,
+    run_cli,
+    segments,  # noqa: F401  (fixtures shared with the local-mode tests)
+    small_warcs,  # noqa: F401
+)
+
+pytestmark = [pytest.mark.hadoop, pytest.mark.slow]
+
+MINICLUSTER = REPO / "scripts" / "minicluster"
+HADOOP = REPO / "hadoop" / "bin" / "hadoop"
+RELATED_T = "1"
+
+
+@pytest.fixture(scope="module")
+def cluster_env() -> Iterator[dict[str, str]]:
+    """A running MiniCluster and the client environment that points at it; stopped after."""
+    started = subprocess.run([str(MINICLUSTER), "start"], capture_output=True, text=True,
+                             timeout=900)
+    if started.returncode == SETUP_MISSING_PREREQUISITE:
+        message = f"Hadoop prerequisites missing: {started.stderr.strip()}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + " (CI=true: the Hadoop tests must run)")
+        pytest.skip(message)
+    assert started.returncode == 0, started.stderr[-3000:]
+    try:
+        exports = subprocess.run([str(MINICLUSTER), "env"], capture_output=True, text=True,
+                                 check=True).stdout
+        env = job_env()
+        for line in exports.splitlines():
+            name, _, value = line.removeprefix("export ").partition("=")
+            env[name] = value.strip("'")
+        yield env
+    finally:
+        subprocess.run([str(MINICLUSTER), "stop"], capture_output=True, timeout=120)
+
+
+def hdfs(env: dict[str, str], *args: str) -> bytes:
+    done = subprocess.run([str(HADOOP), "fs", *args], env=env, capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    return done.stdout
+
+
+def test_the_cluster_serves_hdfs(cluster_env):
+    core_site = Path(cluster_env["HADOOP_CONF_DIR"], "core-site.xml").read_text()
+    assert "hdfs://127.0.0.1:" in core_site
+    hdfs(cluster_env, "-mkdir", "-p", "/check")
+    listing = hdfs(cluster_env, "-ls", "/").decode()
+    assert "/check" in listing
+
+
+def test_related_chain_on_yarn_and_hdfs_matches_inline(cluster_env, segments, tmp_path):
+    hdfs(cluster_env, "-mkdir", "-p", "/in")
+    hdfs(cluster_env, "-put", "-f", str(segments), "/in/segments.jsonl")
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs.related", "-r", "hadoop", "--conf-path", str(REPO / "conf" / "mrjob.conf"),
+         "--hadoop-tmp-dir", "hdfs:///tmp/mrjob", "--t", RELATED_T,
+         "hdfs:///in/segments.jsonl", "-o", "hdfs:///out/related"],
+        cwd=tmp_path, env=cluster_env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "Running job" in done.stderr or "Submitted application" in done.stderr
+    counters = printed_counters(done.stderr)
+    assert counters[HADOOP_FRAMEWORK_GROUP]["Reduce output records"] > 0  # YARN's counters
+    assert counters["related"]["pages_with_related"] > 0  # the job's own
+    on_hdfs = sorted(hdfs(cluster_env, "-cat", "/out/related/part-*").splitlines(True))
+
+    inline, inline_counters = run_cli("related", "inline", [segments], tmp_path / "inline",
+                                      "--t", RELATED_T)
+    assert inline, "empty output proves nothing"
+    assert on_hdfs == inline
+    assert counters["related"] == inline_counters["related"]
+
+
+def test_build_with_an_hdfs_work_folder(cluster_env, tmp_path):
+    crawl = tmp_path / "crawl.warc.gz"
+    generated = subprocess.run(
+        [sys.executable, "-m", "relatedpages.cli", "generate", "--pages", "300", "--seed", "4",
+         "-o", str(crawl)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert generated.returncode == 0, generated.stderr
+
+    def build(runner: str, db: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "relatedpages.cli", "build", str(crawl), "--db", str(db),
+             "--runner", runner, "--job-arg=--t=1.0", *extra],
+            cwd=tmp_path, env=cluster_env, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr[-4000:]
+        return done
+
+    on_cluster = build("hadoop", tmp_path / "db-yarn", "--work", "hdfs:///user/rp",
+                       "--job-arg=--hadoop-tmp-dir=hdfs:///tmp/mrjob")
+    assert HADOOP_FRAMEWORK_GROUP in on_cluster.stderr
+    # the intermediate outputs stay on HDFS, where a cluster's next steps would read them
+    listing = hdfs(cluster_env, "-ls", "/user/rp").decode()
+    assert "/user/rp/segments" in listing and "/user/rp/related" in listing
+    build("inline", tmp_path / "db-inline")
+    with RelatedPagesDB(tmp_path / "db-yarn") as yarn, RelatedPagesDB(tmp_path / "db-inline") as inline:
+        yarn_records = list(yarn.records())
+        assert yarn_records, "empty database proves nothing"
+        assert yarn_records == list(inline.records())
