@@ -204,3 +204,90 @@ def build(
         if not keep:
             shutil.rmtree(work_dir, ignore_errors=True)
     return report
+
+
+# -- the connectivity server's link index ------------------------------------------------
+
+
+@dataclass
+class LinkBuildReport:
+    """What ``relatedpages linkgraph build`` prints at the end."""
+
+    stages: list[tuple[str, float]] = field(default_factory=list)
+    pages: int = 0  # pages the segmentation wrote
+    blocks: int = 0
+    pages_indexed: int = 0  # segment records that gave a page of the index
+    links: int = 0  # out-links stored
+    nodes: int = 0  # records of the job: pages and link targets
+    uncrawled_nodes: int = 0  # nodes only ever seen as a link target
+    db_records: int = 0
+    db_bytes: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)  # records the database refused, by reason
+    counters: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+
+
+def build_links(
+    inputs: Sequence[str],
+    db_path: Path,
+    *,
+    runner: str = "local",
+    work: Path | str | None = None,
+    progress: Callable[[str], None] = lambda message: None,
+) -> LinkBuildReport:
+    """Segmentation, ``jobs.linkgraph`` and the link index build (the connectivity server
+    of the baselines, ``relatedpages.linkindex``): the same shape as :func:`build`.
+    ``work`` keeps the intermediate outputs (a local folder, or a URI of a cluster's file
+    system, whose link records are copied back to build the local index); by default
+    they go to a temporary folder removed afterwards."""
+    from jobs.linkgraph import LINKGRAPH_GROUP, MRLinkGraph
+    from jobs.segment import MRSegment
+    from relatedpages.linkgraph import KeyKind
+    from relatedpages.linkindex import LinkEvent, build_link_index
+
+    report = LinkBuildReport()
+    keep = work is not None and not is_remote(work)
+    if work is not None and is_remote(work):
+        base = str(work).rstrip("/")
+        segments: Path | str = f"{base}/segments"
+        links: Path | str = f"{base}/links"
+        work_dir = Path(tempfile.mkdtemp(prefix="relatedpages-links-"))  # the copied output
+        collect: Path | None = work_dir / "links.jsonl"
+    else:
+        work_dir = Path(work) if work is not None else Path(tempfile.mkdtemp(prefix="relatedpages-links-"))
+        segments, links, collect = work_dir / "segments", work_dir / "links", None
+    try:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        for stale in (segments, links):
+            if isinstance(stale, Path):
+                shutil.rmtree(stale, ignore_errors=True)
+
+        progress(f"[1/3] segmenting {len(inputs)} input(s) with the {runner} runner")
+        segment_run = run_job(MRSegment, list(inputs), runner=runner, output_dir=segments)
+        report.stages.append(("segment", segment_run.seconds))
+        report.counters["segment"] = segment_run.counters
+        report.pages = segment_run.counter("segment", "pages_written")
+        report.blocks = segment_run.counter("segment", "blocks")
+
+        progress("[2/3] link graph (out-links and in-links per page)")
+        link_run = run_job(MRLinkGraph, [str(segments)], runner=runner, output_dir=links, collect=collect)
+        report.stages.append(("linkgraph", link_run.seconds))
+        report.counters["linkgraph"] = link_run.counters
+        report.pages_indexed = link_run.counter(LINKGRAPH_GROUP, LinkEvent.PAGES.value)
+        report.links = link_run.counter(LINKGRAPH_GROUP, LinkEvent.LINKS.value)
+        report.nodes = link_run.counter(LINKGRAPH_GROUP, LinkEvent.NODES.value)
+        report.uncrawled_nodes = link_run.counter(LINKGRAPH_GROUP, LinkEvent.UNCRAWLED_NODES.value)
+
+        progress(f"[3/3] building the link index in {db_path}")
+        started = time.monotonic()
+        summary = build_link_index(
+            iter_output(collect or Path(links)), db_path, keys=KeyKind.URL, source=list(inputs),
+            parameters={"runner": runner},
+        )
+        report.stages.append(("link index", time.monotonic() - started))
+        report.db_records = summary.records
+        report.db_bytes = summary.bytes
+        report.rejected = {reason.value: count for reason, count in summary.rejected.items()}
+    finally:
+        if not keep:
+            shutil.rmtree(work_dir, ignore_errors=True)
+    return report

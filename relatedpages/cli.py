@@ -3,6 +3,13 @@
     relatedpages segment INPUT… [-o OUT] [-r inline|local|hadoop]   crawl → link blocks, summary
     relatedpages build INPUT… --db DIR [--algorithm block|cocitation] [--runner …] [--work DIR]
     relatedpages query --db DIR [--json] [--input FILE|-] [URL …]
+    relatedpages query --links DIR --algorithm companion|dh-cocitation|extended-cocitation|lli
+                       [--json] [--input FILE|-] [--parents B …] [URL …]   the literature's baselines
+    relatedpages linkgraph import --edges FILE[.gz] --db DIR [--keys auto|url|id]   a link index
+    relatedpages linkgraph build INPUT… --db DIR [--runner …] [--work DIR]        … from a crawl
+    relatedpages equivalent-links --links DIR PAGE ANCHOR TARGET [--json]   Courtenage & Williams
+    relatedpages moved --old DIR --new DIR [--json] [--input FILE|-] [URL …]   Spertus
+    relatedpages authorities --links DIR --roots FILE --algorithm sfp|hits [--json]   Zhou et al.
     relatedpages generate --pages N --seed S -o FILE.warc.gz        the synthetic web
     relatedpages demo [--pages N] [--out DIR]                       generate, build, query
     relatedpages eval segmentation DIR [--plot PNG] [--sweep-t1 …]   Table 1 and Fig. 4
@@ -13,6 +20,7 @@ Exit status: 0 on success, 2 on usage errors, 1 on failure.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
@@ -62,11 +70,17 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--job-arg", action="append", default=[], metavar="ARG",
                        help="pass an argument to the chain job, e.g. --job-arg=--t=2.0 (repeatable)")
 
-    query = commands.add_parser("query", help="related pages of URLs, from a database")
+    query = commands.add_parser(
+        "query", help="related pages of URLs, from a database (--db) or a link index (--links)")
     query.add_argument("urls", nargs="*", metavar="URL")
-    query.add_argument("--db", required=True, help="database folder")
+    source = query.add_mutually_exclusive_group(required=True)
+    source.add_argument("--db", help="database folder (block co-citation or co-citation)")
+    source.add_argument("--links", metavar="DIR",
+                        help="link index folder (relatedpages linkgraph import|build): answer with "
+                             "one of the literature's methods, --algorithm")
     query.add_argument("--json", action="store_true", help="one JSON object per query")
     query.add_argument("--input", metavar="FILE", help="read URLs from FILE, one per line (- = stdin)")
+    _add_baseline_query_options(query)
 
     generate = commands.add_parser("generate", help="write a deterministic synthetic crawl")
     generate.add_argument("--pages", type=int, required=True)
@@ -91,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
                           help="evaluate these T1 values instead (how T1 was chosen)")
     add_adjust_options(seg_eval.add_argument)
     _add_eval_related(evals)
+    _add_link_commands(commands)
     return parser
 
 
@@ -119,6 +134,10 @@ def _add_eval_related(evals: Any) -> None:
                           help="min-degree values of the sensitivity table. Default: %(default)s")
     rel_eval.add_argument("--lists", type=int, metavar="N",
                           help="use only N hub lists (deterministic sample; quick runs)")
+    rel_eval.add_argument("--baselines", metavar="NAME,…|all|none", default="all",
+                          help="page-level baselines scored beside them on a link graph of "
+                               f"the same index pages ({', '.join(rel.BASELINES)}). "
+                               "Default: %(default)s")
     rel_eval.add_argument("--plot", default="related-rscore.png",
                           help="where to write the R-score curve (Fig. 10). Default: %(default)s")
     rel_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
@@ -245,6 +264,10 @@ def run_query(args: argparse.Namespace) -> int:
     from filters.urls import normalise_url
     from relatedpages.db import DatabaseError, RelatedPagesDB
 
+    given = _given_baseline_flags(args)
+    if given:
+        raise UsageError(f"{', '.join(given)}: only with --links (a --db database answers with the "
+                         "algorithm it was built with)")
     urls = _query_lines(args)
     try:
         database = RelatedPagesDB(args.db)
@@ -381,14 +404,18 @@ def run_eval_related(args: argparse.Namespace) -> int:
         degree_sweep = [int(v) for v in args.sweep_min_degree.split(",") if v.strip()]
     except ValueError as error:
         raise UsageError(f"--sweep-t / --sweep-min-degree: {error}") from error
+    try:
+        baselines = rel.parse_baselines(args.baselines)
+    except ValueError as error:
+        raise UsageError(f"--baselines: {error}") from error
     settings = dict(holdout=args.holdout, t=args.t, min_degree=args.min_degree,
                     min_citing=args.min_citing, t_sweep=t_sweep,
-                    min_degree_sweep=degree_sweep, max_lists=args.lists)
+                    min_degree_sweep=degree_sweep, max_lists=args.lists, baselines=baselines)
     try:
         rel.check_parameters(**settings)
     except ValueError as error:
         raise UsageError(str(error)) from error
-    print("segmenting the corpus and running both oracles (about a minute) …",
+    print("segmenting the corpus and running the oracles and baselines (about two minutes) …",
           file=sys.stderr, flush=True)
     evaluation = rel.evaluate(data, seed=args.seed, **settings)
     print(rel.format_report(evaluation))
@@ -398,6 +425,573 @@ def run_eval_related(args: argparse.Namespace) -> int:
     if args.json:
         print(rel.evaluation_as_json(evaluation))
     return EXIT_OK
+
+
+# -- the literature's baselines on a connectivity server ---------------------------------
+
+#: ``query --links --algorithm``: the page-level methods of relatedpages.baselines.
+BASELINE_ALGORITHMS = ("companion", "dh-cocitation", "extended-cocitation", "lli")
+AUTHORITY_ALGORITHMS = ("sfp", "hits")
+
+# Query flag → the parameter it sets, per algorithm (a flag an algorithm lacks is a usage
+# error, not silently ignored).
+_QUERY_FLAGS: dict[str, dict[str, str]] = {
+    "companion": {"parents": "max_parents", "siblings": "siblings_per_parent", "children": "max_children",
+                  "coparents": "coparents_per_child", "max_results": "max_results", "seed": "sample_seed"},
+    "dh-cocitation": {"parents": "max_parents", "siblings": "siblings_per_parent",
+                      "max_results": "max_results", "seed": "sample_seed"},
+    "extended-cocitation": {"parents": "parents", "siblings": "siblings", "children": "children",
+                            "coparents": "co_parents", "delta": "delta", "max_results": "max_results"},
+    "lli": {"parents": "parents", "siblings": "siblings", "children": "children", "coparents": "co_parents",
+            "epsilon": "epsilon", "delta": "delta", "max_results": "max_results"},
+}
+_STOPLIST_ALGORITHMS = ("companion", "dh-cocitation")
+
+
+def _baseline_params_classes() -> dict[str, Any]:
+    from relatedpages.baselines.companion import CompanionParams
+    from relatedpages.baselines.dh_cocitation import DHCocitationParams
+    from relatedpages.baselines.extended import ExtendedCocitationParams
+    from relatedpages.baselines.lli import LLIParams
+
+    return {"companion": CompanionParams, "dh-cocitation": DHCocitationParams,
+            "extended-cocitation": ExtendedCocitationParams, "lli": LLIParams}
+
+
+def _field_default(params_class: Any, name: str) -> Any:
+    for item in dataclasses.fields(params_class):
+        if item.name == name:
+            return item.default
+    raise KeyError(name)
+
+
+def _defaults_text(flag: str, classes: dict[str, Any]) -> str:
+    """'Default: 2000' when every algorithm with the flag agrees, else one per algorithm —
+    read from the parameter classes, whose defaults are the modules' *_DEFAULT constants."""
+    values = {algorithm: _field_default(classes[algorithm], names[flag])
+              for algorithm, names in _QUERY_FLAGS.items() if flag in names}
+    distinct = set(values.values())
+    if len(distinct) == 1:
+        return f"Default: {distinct.pop()}"
+    return "Default: " + ", ".join(f"{value} ({algorithm})" for algorithm, value in values.items())
+
+
+def _add_baseline_query_options(query: argparse.ArgumentParser) -> None:
+    classes = _baseline_params_classes()
+    group = query.add_argument_group(
+        "with --links", "the literature's page-level methods; parameter defaults are the papers' values")
+    group.add_argument("--algorithm", choices=BASELINE_ALGORITHMS,
+                       help="companion, dh-cocitation (Dean & Henzinger), extended-cocitation, lli "
+                            "(Hou & Zhang). Required with --links")
+    flags = {
+        "max_results": ("--max-results", int, "N", "related pages per query"),
+        "parents": ("--parents", int, "B", "parents of the query page read (sampled beyond B)"),
+        "siblings": ("--siblings", int, "BF", "siblings taken around the link to u in each parent"),
+        "children": ("--children", int, "F", "children of the query page read"),
+        "coparents": ("--coparents", int, "FB", "co-parents read per child"),
+        "delta": ("--delta", float, "δ", "extended-cocitation: minimum co-citation degree; "
+                                         "lli: minimum cosine in the reduced space"),
+        "epsilon": ("--epsilon", float, "ε", "lli: singular-value gap choosing the rank k"),
+        "seed": ("--seed", int, "S", "seed of the parent sample when u has more than B parents"),
+    }
+    for flag, (option, kind, metavar, text) in flags.items():
+        users = ", ".join(a for a, names in _QUERY_FLAGS.items() if flag in names)
+        group.add_argument(option, type=kind, metavar=metavar, dest=f"param_{flag}",
+                           help=f"{text} [{users}]. {_defaults_text(flag, classes)}")
+    group.add_argument("--stoplist", metavar="FILE",
+                       help="pages and hosts that never enter the neighbourhood [companion, "
+                            "dh-cocitation]. Default: conf/stoplist.txt (companion), none (dh-cocitation)")
+    group.add_argument("--no-stoplist", action="store_true", help="no stoplist [companion, dh-cocitation]")
+    group.add_argument("--no-chop-urls", action="store_true",
+                       help="no restart on u's URL with path elements removed [dh-cocitation]")
+
+
+def _add_link_commands(commands: Any) -> None:
+    from relatedpages.baselines.equivalent import ANCHOR_THRESHOLD_DEFAULT, EQUIVALENT_MAX_RESULTS_DEFAULT
+    from relatedpages.baselines.hits import FILTER_THRESHOLD_DEFAULT, ITERATIONS_DEFAULT
+    from relatedpages.baselines.hits import MAX_RESULTS_DEFAULT as HITS_MAX_RESULTS_DEFAULT
+    from relatedpages.baselines.moved import (
+        ANCHOR_WEIGHT_DEFAULT,
+        HOP_DECAY_DEFAULT,
+        MAX_CANDIDATES_DEFAULT,
+        MAX_HOPS_DEFAULT,
+        POSITION_WEIGHT_DEFAULT,
+    )
+    from relatedpages.baselines.moved import MAX_PARENTS_DEFAULT as MOVED_MAX_PARENTS_DEFAULT
+    from relatedpages.baselines.sfp import LEVEL_DEFAULT, MAX_LINKS_DEFAULT, MAX_PAGES_DEFAULT, MIN_FREQ_DEFAULT
+    from relatedpages.linkindex import AUTO_KEYS
+
+    linkgraph = commands.add_parser("linkgraph", help="the connectivity server's link index")
+    link_commands = linkgraph.add_subparsers(dest="linkgraph_command", required=True)
+    importer = link_commands.add_parser("import", help="a link index from an edge list")
+    importer.add_argument("--edges", required=True, metavar="FILE",
+                          help="source<TAB>target per line (.gz or plain; # comments), URLs or node ids")
+    importer.add_argument("--db", required=True, metavar="DIR", help="link index folder to (re)build")
+    importer.add_argument("--keys", choices=(AUTO_KEYS, "url", "id"), default=AUTO_KEYS,
+                          help="what the fields are; auto: URLs when the first line's are http(s) URLs. "
+                               "Default: %(default)s")
+    builder = link_commands.add_parser("build", help="a link index from a crawl (segmentation, jobs.linkgraph)")
+    builder.add_argument("inputs", nargs="+", metavar="INPUT", help="crawl files (as for segment)")
+    builder.add_argument("--db", required=True, metavar="DIR", help="link index folder to (re)build")
+    builder.add_argument("--runner", choices=RUNNERS, default="local", help="Default: %(default)s")
+    builder.add_argument("--work", help="keep intermediate outputs in this folder, or (with --runner "
+                         "hadoop on a cluster) under this URI, e.g. hdfs:///user/me/rp")
+
+    equivalent = commands.add_parser(
+        "equivalent-links", help="hyperlinks equivalent to (PAGE, ANCHOR) → TARGET (Courtenage & Williams)")
+    equivalent.add_argument("--links", required=True, metavar="DIR", help="link index folder (with anchors)")
+    equivalent.add_argument("page", metavar="PAGE", help="the page carrying the link")
+    equivalent.add_argument("anchor", metavar="ANCHOR", help="the link's anchor text")
+    equivalent.add_argument("target", metavar="TARGET", help="the page it links to")
+    equivalent.add_argument("--json", action="store_true", help="print the answer as one JSON object")
+    equivalent.add_argument("--anchor-threshold", type=float, default=ANCHOR_THRESHOLD_DEFAULT,
+                            help="anchors are similar at or above this Jaccard coefficient. Default: %(default)s")
+    equivalent.add_argument("--max-results", type=int, default=EQUIVALENT_MAX_RESULTS_DEFAULT,
+                            help="Default: %(default)s")
+    equivalent.add_argument("--same-link", action="store_true",
+                            help="the similar anchor must be on the link itself (default: anywhere on the page)")
+
+    moved = commands.add_parser("moved", help="new locations of pages gone between two crawls (Spertus)")
+    moved.add_argument("urls", nargs="*", metavar="URL", help="pages of the old crawl")
+    moved.add_argument("--old", required=True, metavar="DIR", help="link index of the old crawl")
+    moved.add_argument("--new", required=True, metavar="DIR", help="link index of the new crawl")
+    moved.add_argument("--json", action="store_true", help="one JSON object per URL")
+    moved.add_argument("--input", metavar="FILE", help="read URLs from FILE, one per line (- = stdin)")
+    moved.add_argument("--max-results", type=int, default=MAX_CANDIDATES_DEFAULT,
+                       help="candidates per URL. Default: %(default)s")
+    moved.add_argument("--max-parents", type=int, default=MOVED_MAX_PARENTS_DEFAULT,
+                       help="old parents read. Default: %(default)s")
+    moved.add_argument("--max-hops", type=int, default=MAX_HOPS_DEFAULT,
+                       help="1: the parents' own links; more: follow blurb anchors. Default: %(default)s")
+    moved.add_argument("--hop-decay", type=float, default=HOP_DECAY_DEFAULT,
+                       help="weight of evidence one hop further. Default: %(default)s")
+    moved.add_argument("--anchor-weight", type=float, default=ANCHOR_WEIGHT_DEFAULT,
+                       help="weight of anchor evidence. Default: %(default)s")
+    moved.add_argument("--position-weight", type=float, default=POSITION_WEIGHT_DEFAULT,
+                       help="weight of position evidence. Default: %(default)s")
+
+    authorities = commands.add_parser(
+        "authorities", help="authoritative pages of a set of root pages (SFP or HITS, Zhou et al.)")
+    authorities.add_argument("--links", required=True, metavar="DIR", help="link index folder")
+    authorities.add_argument("--roots", required=True, metavar="FILE",
+                             help="root pages (URLs or node ids), one per line (- = stdin; # comments)")
+    authorities.add_argument("--algorithm", required=True, choices=AUTHORITY_ALGORITHMS,
+                             help="sfp: frequent structures; hits: Kleinberg's HITS on the same graphs")
+    authorities.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    authorities.add_argument("--level", type=int, default=LEVEL_DEFAULT,
+                             help="depth of each root's generated graph. Default: %(default)s")
+    authorities.add_argument("--max-pages", type=int, default=MAX_PAGES_DEFAULT,
+                             help="pages analysed per generated graph. Default: %(default)s")
+    authorities.add_argument("--max-links", type=int, default=MAX_LINKS_DEFAULT,
+                             help="links taken from one page. Default: %(default)s")
+    authorities.add_argument("--min-freq", type=int, default=MIN_FREQ_DEFAULT,
+                             help="[sfp] generated graphs a structure must occur in. Default: %(default)s")
+    authorities.add_argument("--filter-threshold", type=int, default=FILTER_THRESHOLD_DEFAULT,
+                             help="[hits] pages of one domain counted per target. Default: %(default)s")
+    authorities.add_argument("--iterations", type=int, default=ITERATIONS_DEFAULT,
+                             help="[hits] Default: %(default)s")
+    authorities.add_argument("--max-results", type=int, default=HITS_MAX_RESULTS_DEFAULT,
+                             help="[hits] authorities and hubs shown. Default: %(default)s")
+
+
+# -- linkgraph import, linkgraph build ----------------------------------------------------
+
+
+def run_linkgraph(args: argparse.Namespace) -> int:
+    if args.linkgraph_command == "import":
+        return run_linkgraph_import(args)
+    return run_linkgraph_build(args)
+
+
+def run_linkgraph_import(args: argparse.Namespace) -> int:
+    from relatedpages.linkindex import import_edge_list
+
+    if not Path(args.edges).is_file():
+        raise UsageError(f"no such edge list: {args.edges}")
+    summary = import_edge_list(args.edges, args.db, keys=args.keys)
+    out = sys.stdout
+    print(f"imported {args.edges} into {args.db}", file=out)
+    print(f"  keys                 {summary.keys.value}", file=out)
+    print(f"  data lines           {summary.lines}", file=out)
+    print(f"  edges                {summary.edges}", file=out)
+    print(f"  nodes                {summary.nodes}", file=out)
+    for reason, count in summary.skipped.items():
+        print(f"  skipped {reason.value:<20} {count}", file=out)
+    print(f"  database records     {summary.database.records}", file=out)
+    print(f"  database size        {_size(summary.database.bytes)}", file=out)
+    print(f"  time                 {summary.seconds:.1f} s", file=out)
+    return EXIT_OK
+
+
+def _size(count: int) -> str:
+    return f"{count / 1e6:.1f} MB" if count >= 1e6 else f"{count / 1e3:.1f} kB"
+
+
+def run_linkgraph_build(args: argparse.Namespace) -> int:
+    from jobs.linkgraph import LINKGRAPH_GROUP
+    from jobs.pipeline import build_links, show_job_progress
+    from relatedpages.linkindex import LinkEvent
+
+    _check_inputs(args.inputs)
+    show_job_progress()
+    started = time.monotonic()
+    report = build_links(
+        args.inputs, Path(args.db), runner=args.runner, work=args.work or None,
+        progress=lambda message: print(message, file=sys.stderr, flush=True),
+    )
+    out = sys.stdout
+    print("\nSummary", file=out)
+    print(f"  pages                {report.pages}", file=out)
+    print(f"  pages indexed        {report.pages_indexed}", file=out)
+    print(f"  links                {report.links}", file=out)
+    print(f"  nodes                {report.nodes} ({report.uncrawled_nodes} only link targets)", file=out)
+    print(f"  link index records   {report.db_records}  ({args.db}, {_size(report.db_bytes)})", file=out)
+    for reason, count in sorted(report.rejected.items()):
+        if count:
+            print(f"  records refused {reason} = {count}", file=out)
+    counted = report.counters.get("linkgraph", {}).get(LINKGRAPH_GROUP, {})
+    for event in LinkEvent:  # every reason, zero included
+        print(f"  counter {LINKGRAPH_GROUP}.{event.value} = {counted.get(event.value, 0)}", file=out)
+    for stage, seconds in report.stages:
+        print(f"  time {stage:<15} {seconds:.1f} s", file=out)
+    print(f"  time total           {time.monotonic() - started:.1f} s ({args.runner} runner)", file=out)
+    return EXIT_OK
+
+
+# -- query --links --------------------------------------------------------------------------
+
+
+def _given_baseline_flags(args: argparse.Namespace) -> list[str]:
+    """The --links-only flags the command line sets (their defaults are None/False)."""
+    given = [f"--{name[len('param_'):].replace('_', '-')}" for name, value in vars(args).items()
+             if name.startswith("param_") and value is not None]
+    given += [f"--{name.replace('_', '-')}" for name in ("algorithm", "stoplist", "no_stoplist", "no_chop_urls")
+              if getattr(args, name, None)]
+    return given
+
+
+def baseline_params(args: argparse.Namespace) -> Any:
+    """The parameters of ``args.algorithm`` from the query flags (UsageError when a flag
+    does not apply to it, or a value is out of range)."""
+    algorithm = args.algorithm
+    names = _QUERY_FLAGS[algorithm]
+    values: dict[str, Any] = {}
+    for key, value in vars(args).items():
+        if not key.startswith("param_") or value is None:
+            continue
+        flag = key[len("param_"):]
+        if flag not in names:
+            raise UsageError(f"--{flag.replace('_', '-')} does not apply to {algorithm}")
+        if flag == "delta" and algorithm == "extended-cocitation":
+            if not float(value).is_integer():
+                raise UsageError("--delta of extended-cocitation is a co-citation degree, a whole number")
+            value = int(value)
+        values[names[flag]] = value
+    if args.stoplist or args.no_stoplist:
+        if algorithm not in _STOPLIST_ALGORITHMS:
+            raise UsageError(f"--stoplist/--no-stoplist do not apply to {algorithm}")
+        if args.stoplist and args.no_stoplist:
+            raise UsageError("--stoplist and --no-stoplist: choose one")
+        from relatedpages.baselines.companion import Stoplist
+
+        try:
+            values["stoplist"] = Stoplist.from_file(args.stoplist) if args.stoplist else Stoplist()
+        except OSError as error:
+            raise UsageError(f"--stoplist: {error}") from error
+        except ValueError as error:
+            raise UsageError(f"--stoplist {args.stoplist}: {error}") from error
+    if args.no_chop_urls:
+        if algorithm != "dh-cocitation":
+            raise UsageError(f"--no-chop-urls does not apply to {algorithm}")
+        values["chop_urls"] = False
+    try:
+        return _baseline_params_classes()[algorithm](**values)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+
+
+def _baseline_function(algorithm: str) -> Any:
+    from relatedpages.baselines.companion import companion
+    from relatedpages.baselines.dh_cocitation import dh_cocitation
+    from relatedpages.baselines.extended import extended_cocitation
+    from relatedpages.baselines.lli import lli
+
+    return {"companion": companion, "dh-cocitation": dh_cocitation,
+            "extended-cocitation": extended_cocitation, "lli": lli}[algorithm]
+
+
+def _load_graph(path: str) -> Any:
+    """The link index at ``path`` as a LinkGraph; its load time on stderr."""
+    from relatedpages.linkindex import load_link_graph
+
+    started = time.monotonic()
+    graph = load_link_graph(path)
+    print(f"loaded link index {path}: {len(graph)} nodes, {graph.edges} links, "
+          f"{graph.key_kind.value} keys in {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
+    return graph
+
+
+def _graph_name(graph: Any, query: str) -> str | None:
+    """A user's page as a node name of ``graph``: the normalised URL (None when it does
+    not normalise: a malformed URL) or the id as given."""
+    from filters.urls import normalise_url
+    from relatedpages.linkgraph import KeyKind
+
+    if graph.key_kind is KeyKind.URL:
+        return normalise_url(query)
+    return query.strip()
+
+
+def run_query_links(args: argparse.Namespace) -> int:
+    from relatedpages.baselines import NoAnswer
+
+    if not args.algorithm:
+        raise UsageError(f"--links needs --algorithm ({'|'.join(BASELINE_ALGORITHMS)})")
+    params = baseline_params(args)
+    urls = _query_lines(args)
+    answer_for = _baseline_function(args.algorithm)
+    graph = _load_graph(args.links)
+    status = EXIT_OK
+    seconds: list[float] = []
+    for query in urls:
+        name = _graph_name(graph, query)
+        if name is None:
+            print(f"relatedpages: error: malformed URL: {query}", file=sys.stderr)
+            status = EXIT_USAGE
+            continue
+        node = graph.id_of(name)
+        started = time.monotonic()
+        if node is None:
+            related: list[tuple[str, float]] = []
+            reason: NoAnswer | None = NoAnswer.UNKNOWN_URL
+        else:
+            answer = answer_for(graph, node, params)
+            related = [(graph.name(item.node), float(item.score)) for item in answer.related]
+            reason = answer.reason
+        seconds.append(time.monotonic() - started)
+        if args.json:
+            print(json.dumps({
+                "query": query, "url": name, "found": node is not None, "algorithm": args.algorithm,
+                "related": [{"url": url, "score": score, "evidence": []} for url, score in related],
+                "reason": None if reason is None else reason.value,
+            }, ensure_ascii=False))
+        else:
+            _print_baseline(query, name, args.algorithm, related, reason)
+    if seconds:
+        ordered = sorted(seconds)
+        print(f"answered {len(seconds)} queries with {args.algorithm} in {sum(seconds):.2f} s "
+              f"(median {1000 * ordered[len(ordered) // 2]:.1f} ms)", file=sys.stderr)
+    return status
+
+
+def _print_baseline(query: str, name: str, algorithm: str, related: list[tuple[str, float]],
+                    reason: Any) -> None:
+    print(f"\n{name}" + ("" if name == query else f"   (query: {query})") + f"   [{algorithm}]")
+    if reason is not None and reason.value == "unknown_url":
+        print("  not in the link index")
+        return
+    if not related:
+        print(f"  no related pages ({reason.value})" if reason is not None else "  no related pages")
+    for rank, (url, score) in enumerate(related, 1):
+        print(f"  {rank:>2}. {_score_text(score)}  {url}")
+
+
+def _score_text(score: float) -> str:
+    """Eight characters; a small positive score is not shown as 0.000."""
+    return f"{score:>8.3f}" if score == 0 or abs(score) >= 0.001 else f"{score:>8.1e}"
+
+
+# -- equivalent-links, moved, authorities ---------------------------------------------------
+
+
+def _resolve(graph: Any, query: str, what: str) -> tuple[str, int | None]:
+    """A page given on the command line: (its node name, its node or None); a malformed
+    URL is a usage error."""
+    name = _graph_name(graph, query)
+    if name is None:
+        raise UsageError(f"malformed URL: {query} ({what})")
+    return name, graph.id_of(name)
+
+
+def run_equivalent_links(args: argparse.Namespace) -> int:
+    from relatedpages.baselines import NoAnswer
+    from relatedpages.baselines.equivalent import EquivalentParams, equivalent_links
+
+    try:
+        params = EquivalentParams(anchor_threshold=args.anchor_threshold, max_results=args.max_results,
+                                  same_link=args.same_link)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+    graph = _load_graph(args.links)
+    page, page_node = _resolve(graph, args.page, "PAGE")
+    target, target_node = _resolve(graph, args.target, "TARGET")
+    links: list[dict[str, Any]] = []
+    reason: str | None
+    if target_node is None:
+        reason = NoAnswer.UNKNOWN_URL.value  # nothing to find pages similar to
+    else:
+        # PAGE only marks the query link itself (include it in the answer); a page not in
+        # the index carries no link of the index: -1 is no node.
+        found = equivalent_links(graph, -1 if page_node is None else page_node, args.anchor,
+                                 target_node, params)
+        links = [{"page": graph.name(link.page), "anchor": link.anchor, "target": graph.name(link.target),
+                  "score": link.score} for link in found.links]
+        reason = None if found.reason is None else found.reason.value
+    if args.json:
+        print(json.dumps({"page": page, "anchor": args.anchor, "target": target,
+                          "page_found": page_node is not None, "target_found": target_node is not None,
+                          "links": links, "reason": reason}, ensure_ascii=False))
+        return EXIT_OK
+    print(f"\n({page}, {args.anchor!r}) → {target}   [equivalent-links]")
+    if not links:
+        print("  target not in the link index" if target_node is None else f"  no equivalent links ({reason})")
+    for rank, link in enumerate(links, 1):
+        print(f"  {rank:>2}. {link['score']:>8.3f}  {link['page']}  —{link['anchor']!r}→  {link['target']}")
+    return EXIT_OK
+
+
+def run_moved(args: argparse.Namespace) -> int:
+    from relatedpages.baselines.moved import MovedParams, MovedReason, moved
+
+    try:
+        params = MovedParams(anchor_weight=args.anchor_weight, position_weight=args.position_weight,
+                             max_hops=args.max_hops, hop_decay=args.hop_decay, max_parents=args.max_parents,
+                             max_candidates=args.max_results)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+    urls = _query_lines(args)
+    old_graph = _load_graph(args.old)
+    new_graph = _load_graph(args.new)
+    if old_graph.key_kind is not new_graph.key_kind:
+        raise UsageError(f"--old has {old_graph.key_kind.value} keys, --new {new_graph.key_kind.value} keys")
+    status = EXIT_OK
+    for query in urls:
+        name = _graph_name(old_graph, query)
+        if name is None:
+            print(f"relatedpages: error: malformed URL: {query}", file=sys.stderr)
+            status = EXIT_USAGE
+            continue
+        answer = moved(old_graph, new_graph, name, params)
+        if args.json:
+            print(json.dumps({
+                "query": query, "url": answer.url, "found": answer.reason is not MovedReason.UNKNOWN_URL,
+                "candidates": [{"url": c.url, "score": c.score, "parents": c.parents,
+                                "evidence": [dataclasses.asdict(e) for e in c.evidence]}
+                               for c in answer.candidates],
+                "parents": answer.parents, "recrawled_parents": answer.recrawled_parents,
+                "reason": None if answer.reason is None else answer.reason.value,
+            }, ensure_ascii=False))
+            continue
+        print(f"\n{answer.url}" + ("" if answer.url == query else f"   (query: {query})") + "   [moved]")
+        if answer.reason is not None:
+            print(f"  no new location ({answer.reason.value}; {answer.parents} old parents, "
+                  f"{answer.recrawled_parents} recrawled)")
+        for rank, candidate in enumerate(answer.candidates, 1):
+            why = "; ".join(f"{e.parent} hop {e.hop} {e.anchor!r}" for e in candidate.evidence[:3])
+            print(f"  {rank:>2}. {candidate.score:>8.3f}  {candidate.url}   "
+                  f"[{candidate.parents} parents: {why}]")
+    return status
+
+
+def _root_lines(path: str) -> list[str]:
+    try:
+        handle = sys.stdin if path == "-" else open(path, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"--roots: {error}") from error
+    with handle:
+        return [line.strip() for line in handle if line.strip() and not line.lstrip().startswith("#")]
+
+
+def run_authorities(args: argparse.Namespace) -> int:
+    from relatedpages.baselines.hits import HITSParams, hits
+    from relatedpages.baselines.sfp import GeneratedGraphParams, SFPParams, sfp
+
+    try:
+        generated = GeneratedGraphParams(level=args.level, max_pages=args.max_pages, max_links=args.max_links)
+        params: Any = (SFPParams(generated=generated, min_freq=args.min_freq) if args.algorithm == "sfp" else
+                       HITSParams(generated=generated, filter_threshold=args.filter_threshold,
+                                  iterations=args.iterations, max_results=args.max_results))
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+    lines = _root_lines(args.roots)
+    graph = _load_graph(args.links)
+    status = EXIT_OK
+    roots: list[int] = []
+    unknown: list[str] = []
+    for line in lines:
+        name = _graph_name(graph, line)
+        if name is None:
+            print(f"relatedpages: error: malformed URL: {line}", file=sys.stderr)
+            status = EXIT_USAGE
+            continue
+        node = graph.id_of(name)
+        if node is None:
+            unknown.append(name)
+        else:
+            roots.append(node)
+    if unknown:
+        print(f"{len(unknown)} root(s) not in the link index: {', '.join(unknown[:5])}"
+              + (" …" if len(unknown) > 5 else ""), file=sys.stderr)
+    started = time.monotonic()
+    result = sfp(graph, roots, params) if args.algorithm == "sfp" else hits(graph, roots, params)
+    seconds = time.monotonic() - started
+    record = _sfp_json(graph, result) if args.algorithm == "sfp" else _hits_json(graph, result)
+    record = {"algorithm": args.algorithm, "roots": [graph.name(r) for r in result.roots],
+              "unknown_roots": unknown, **record,
+              "reason": None if result.reason is None else result.reason.value}
+    print(f"{args.algorithm} over {len(result.roots)} roots in {seconds:.2f} s", file=sys.stderr)
+    if args.json:
+        print(json.dumps(record, ensure_ascii=False))
+    else:
+        _print_authorities(record)
+    return status
+
+
+def _sfp_json(graph: Any, result: Any) -> dict[str, Any]:
+    return {
+        "authorities": [{"url": graph.name(a.node), "support": a.support} for a in result.authorities],
+        "sites": [{"host": s.host, "url": graph.name(s.best), "support": s.support,
+                   "pages": [graph.name(p) for p in s.pages]} for s in result.sites],
+        "communities": [{"urls": [graph.name(v) for v in c.vertices],
+                         "edges": [[graph.name(a), graph.name(b)] for a, b in c.edges],
+                         "support": c.support, "rank": c.rank} for c in result.communities],
+        "communities_complete": result.communities_complete,
+    }
+
+
+def _hits_json(graph: Any, result: Any) -> dict[str, Any]:
+    return {
+        "authorities": [{"url": graph.name(s.node), "score": float(s.score)} for s in result.authorities],
+        "hubs": [{"url": graph.name(s.node), "score": float(s.score)} for s in result.hubs],
+        "pages": result.pages, "links": result.links,
+    }
+
+
+def _print_authorities(record: dict[str, Any]) -> None:
+    print(f"\n{record['algorithm']} over {len(record['roots'])} root pages")
+    if record["reason"] is not None:
+        print(f"  no authoritative pages ({record['reason']})")
+    if record["algorithm"] == "hits":
+        print(f"  {record['pages']} pages, {record['links']} links after the filters")
+        for title, key in (("authorities", "authorities"), ("hubs", "hubs")):
+            if record[key]:
+                print(f"  {title}")
+            for rank, item in enumerate(record[key], 1):
+                print(f"  {rank:>2}. {item['score']:>8.3f}  {item['url']}")
+        return
+    if record["authorities"]:
+        print("  authoritative pages (support = generated graphs holding the page)")
+    for rank, item in enumerate(record["authorities"], 1):
+        print(f"  {rank:>2}. {item['support']:>5}  {item['url']}")
+    if record["sites"]:
+        print("  sites")
+    for rank, site in enumerate(record["sites"], 1):
+        print(f"  {rank:>2}. {site['support']:>5}  {site['host']}  ({len(site['pages'])} pages; best {site['url']})")
+    if record["communities"]:
+        incomplete = "" if record["communities_complete"] else " (search capped: not all)"
+        print(f"  communities{incomplete}")
+    for rank, community in enumerate(record["communities"], 1):
+        print(f"  {rank:>2}. {community['support']:>5}  rank {community['rank']}: {', '.join(community['urls'])}")
 
 
 def _job_failures() -> tuple[type[BaseException], ...]:
@@ -417,7 +1011,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "build":
             return run_build(args)
         if args.command == "query":
-            return run_query(args)
+            return run_query_links(args) if args.links else run_query(args)
+        if args.command == "linkgraph":
+            return run_linkgraph(args)
+        if args.command == "equivalent-links":
+            return run_equivalent_links(args)
+        if args.command == "moved":
+            return run_moved(args)
+        if args.command == "authorities":
+            return run_authorities(args)
         if args.command == "generate":
             return run_generate(args)
         if args.command == "demo":

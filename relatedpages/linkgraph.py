@@ -14,8 +14,12 @@ is that server's query-time form:
   node, ascending;
 * ``crawled[i]``: the node's out-links are known (a crawled page or an edge-list source),
   as opposed to a page only ever seen as a link target;
-* ``hosts[i]``: a host number (the URL's host; for opaque ids every node is its own
-  host), for Bharat–Henzinger's edge weights and site grouping.
+* ``hosts[i]``: a host number, for Bharat–Henzinger's edge weights, Hou & Zhang's
+  "intrinsic" pages and site grouping.  What a host is, is a :class:`HostRule`: by default
+  the project's site identity (:func:`filters.site.site_of`: the registered domain, with
+  ``github.com/<owner>`` and the like as sites of their own — DESIGN.md's "site"), so that
+  the hundreds of lists and repositories on github.com are not one host; ``url-host`` is
+  the URL's host name, as in 1999.  For opaque ids every node is its own host.
 
 Built once from pages or edges (:meth:`LinkGraph.from_pages`, :meth:`LinkGraph.from_edges`),
 then read-only.  Algorithms take node numbers; :meth:`LinkGraph.id_of` turns a user's URL
@@ -31,10 +35,21 @@ from urllib.parse import urlsplit
 import numpy as np
 import numpy.typing as npt
 
+from filters.site import site_of
 from filters.urls import normalise_url
 
 IntArray = npt.NDArray[np.int32]
 OffsetArray = npt.NDArray[np.int64]
+
+
+class HostRule(str, Enum):
+    """What a "host" is for the per-host rules of the baselines (module docstring)."""
+
+    SITE = "site"  # filters.site.site_of: the project's site identity
+    URL_HOST = "url-host"  # the URL's host name
+
+
+HOST_RULE_DEFAULT = HostRule.SITE
 
 
 class KeyKind(str, Enum):
@@ -59,7 +74,7 @@ class LinkGraph:
     __slots__ = (
         "names", "key_kind", "_index", "out_offsets", "out_targets", "out_anchors",
         "out_blocks", "anchor_texts", "in_offsets", "in_sources", "crawled", "hosts",
-        "host_names",
+        "host_names", "host_rule",
     )
 
     def __init__(
@@ -74,6 +89,7 @@ class LinkGraph:
         crawled: npt.NDArray[np.bool_],
         hosts: IntArray | None = None,
         host_names: list[str] | None = None,
+        host_rule: HostRule = HOST_RULE_DEFAULT,
     ) -> None:
         n = len(names)
         if out_offsets.shape != (n + 1,) or int(out_offsets[-1]) != len(out_targets):
@@ -97,9 +113,10 @@ class LinkGraph:
         self.crawled = crawled
         self.in_offsets, self.in_sources = _invert(out_offsets, out_targets, n)
         if hosts is None:
-            hosts, host_names = _hosts(names, key_kind)
+            hosts, host_names = _hosts(names, key_kind, host_rule)
         self.hosts = hosts
         self.host_names = host_names or []
+        self.host_rule = host_rule
 
     # -- construction ----------------------------------------------------------------
 
@@ -109,6 +126,7 @@ class LinkGraph:
         pages: Iterable[tuple[str, Sequence[tuple[str, str, int]]]],
         *,
         key_kind: KeyKind = KeyKind.URL,
+        host_rule: HostRule = HOST_RULE_DEFAULT,
     ) -> LinkGraph:
         """From crawled pages: ``(url, [(href, anchor, block), …])`` with out-links in page order.
 
@@ -118,17 +136,29 @@ class LinkGraph:
         builder = _Builder(key_kind)
         for url, links in pages:
             builder.page(url, links)
-        return builder.graph()
+        return builder.graph(host_rule)
 
     @classmethod
     def from_edges(
-        cls, edges: Iterable[tuple[str, str]], *, key_kind: KeyKind = KeyKind.ID
+        cls,
+        edges: Iterable[tuple[str, str]],
+        *,
+        key_kind: KeyKind = KeyKind.ID,
+        host_rule: HostRule = HOST_RULE_DEFAULT,
     ) -> LinkGraph:
         """From ``(source, target)`` pairs; a source's out-links keep the pairs' order."""
         grouped: dict[str, list[tuple[str, str, int]]] = {}
         for source, target in edges:
             grouped.setdefault(source, []).append((target, "", -1))
-        return cls.from_pages(grouped.items(), key_kind=key_kind)
+        return cls.from_pages(grouped.items(), key_kind=key_kind, host_rule=host_rule)
+
+    def with_host_rule(self, rule: HostRule) -> LinkGraph:
+        """The same graph (arrays shared) with hosts by ``rule``."""
+        if rule is self.host_rule:
+            return self
+        return LinkGraph(self.names, self.key_kind, self.out_offsets, self.out_targets,
+                         self.out_anchors, self.out_blocks, self.anchor_texts, self.crawled,
+                         host_rule=rule)
 
     # -- queries ---------------------------------------------------------------------
 
@@ -228,7 +258,7 @@ class _Builder:
             blocks.append(block)
         self.links[source] = (targets, anchors, blocks)
 
-    def graph(self) -> LinkGraph:
+    def graph(self, host_rule: HostRule = HOST_RULE_DEFAULT) -> LinkGraph:
         n = len(self.names)
         degrees = np.zeros(n, dtype=np.int64)
         for source, (targets, _, _) in self.links.items():
@@ -247,7 +277,7 @@ class _Builder:
         crawled = np.zeros(n, dtype=np.bool_)
         crawled[list(self.links)] = True
         return LinkGraph(self.names, self.key_kind, offsets, out_targets, out_anchors,
-                         out_blocks, self.anchor_texts, crawled)
+                         out_blocks, self.anchor_texts, crawled, host_rule=host_rule)
 
 
 def _invert(out_offsets: OffsetArray, out_targets: IntArray, n: int) -> tuple[OffsetArray, IntArray]:
@@ -268,13 +298,22 @@ def _invert(out_offsets: OffsetArray, out_targets: IntArray, n: int) -> tuple[Of
     return offsets, parents.astype(np.int32)
 
 
-def _hosts(names: list[str], key_kind: KeyKind) -> tuple[IntArray, list[str]]:
-    """Host numbers: the URL's host (Bharat–Henzinger count edges per host); ids: one each."""
+def _hosts(names: list[str], key_kind: KeyKind, rule: HostRule) -> tuple[IntArray, list[str]]:
+    """Host numbers by ``rule`` (module docstring); ids: every node its own host."""
     if key_kind is KeyKind.ID:
         return np.arange(len(names), dtype=np.int32), list(names)
     host_index: dict[str, int] = {}
     hosts = np.empty(len(names), dtype=np.int32)
     for i, name in enumerate(names):
-        host = urlsplit(name).hostname or name
+        host = _host_of(name, rule)
         hosts[i] = host_index.setdefault(host, len(host_index))
     return hosts, list(host_index)
+
+
+def _host_of(url: str, rule: HostRule) -> str:
+    if rule is HostRule.SITE:
+        try:
+            return site_of(url)
+        except ValueError:  # no host (names are normalised http(s) URLs; be safe)
+            return url
+    return urlsplit(url).hostname or url

@@ -28,7 +28,7 @@ from segmenter import segment_bytes  # noqa: E402
 
 
 def load(paths: list[Path]) -> list[Page]:
-    pages = []
+    pages: list[Page] = []
     for path in paths:
         pages.extend(item for item in read_pages(path) if isinstance(item, Page))
     return pages

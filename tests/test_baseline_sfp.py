@@ -263,4 +263,4 @@ def test_figure_2e_site_grouping():
         "http://www.w3.org/tr/rec-xml", "http://www.w3.org/style/css/", "http://www.w3.org/tr/",
         "http://www.w3.org/xml/query",
     ]
-    assert g.host_names[w3.host] == "www.w3.org"
+    assert w3.host == "www.w3.org"

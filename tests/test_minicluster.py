@@ -98,29 +98,37 @@ def test_related_chain_on_yarn_and_hdfs_matches_inline(cluster_env, segments, tm
     assert counters["related"] == inline_counters["related"]
 
 
-def test_build_with_an_hdfs_work_folder(cluster_env, tmp_path):
+def test_nightly_on_the_cluster(cluster_env, tmp_path):
+    """scripts/nightly as the cron line runs it on a gateway: the crawl on HDFS (a glob), the
+    intermediate outputs on HDFS, the database local — equal to an inline build."""
     crawl = tmp_path / "crawl.warc.gz"
     generated = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "generate", "--pages", "300", "--seed", "4",
          "-o", str(crawl)], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert generated.returncode == 0, generated.stderr
+    hdfs(cluster_env, "-mkdir", "-p", "/crawl/latest")
+    hdfs(cluster_env, "-put", "-f", str(crawl), "/crawl/latest/")
 
-    def build(runner: str, db: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [sys.executable, "-m", "relatedpages.cli", "build", str(crawl), "--db", str(db),
-             "--runner", runner, "--job-arg=--t=1.0", *extra],
-            cwd=tmp_path, env=cluster_env, capture_output=True, text=True, timeout=900)
-        assert done.returncode == 0, done.stderr[-4000:]
-        return done
-
-    on_cluster = build("hadoop", tmp_path / "db-yarn", "--work", "hdfs:///user/rp",
-                       "--job-arg=--hadoop-tmp-dir=hdfs:///tmp/mrjob")
-    assert HADOOP_FRAMEWORK_GROUP in on_cluster.stderr
+    night = subprocess.run(
+        [str(REPO / "scripts" / "nightly"), "--runner", "hadoop", "--work", "hdfs:///user/rp",
+         "--db", str(tmp_path / "db-yarn"), "--job-arg=--t=1.0",
+         "--job-arg=--hadoop-tmp-dir=hdfs:///tmp/mrjob", "hdfs:///crawl/latest/*.warc.gz"],
+        cwd=tmp_path, env=cluster_env, capture_output=True, text=True, timeout=900)
+    assert night.returncode == 0, night.stderr[-3000:]
+    assert " ok: " in night.stdout and "(hadoop runner;" in night.stdout
+    log = next((tmp_path / "db-yarn.logs").glob("nightly-*.log")).read_text()
+    assert HADOOP_FRAMEWORK_GROUP in log  # YARN's counters came back
+    assert "pages                300" in log
     # the intermediate outputs stay on HDFS, where a cluster's next steps would read them
     listing = hdfs(cluster_env, "-ls", "/user/rp").decode()
     assert "/user/rp/segments" in listing and "/user/rp/related" in listing
-    build("inline", tmp_path / "db-inline")
-    with RelatedPagesDB(tmp_path / "db-yarn") as yarn, RelatedPagesDB(tmp_path / "db-inline") as inline:
+
+    inline = subprocess.run(
+        [sys.executable, "-m", "relatedpages.cli", "build", str(crawl), "--db",
+         str(tmp_path / "db-inline"), "--runner", "inline", "--job-arg=--t=1.0"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert inline.returncode == 0, inline.stderr[-3000:]
+    with RelatedPagesDB(tmp_path / "db-yarn") as yarn, RelatedPagesDB(tmp_path / "db-inline") as local:
         yarn_records = list(yarn.records())
         assert yarn_records, "empty database proves nothing"
-        assert yarn_records == list(inline.records())
+        assert yarn_records == list(local.records())

@@ -31,7 +31,8 @@ Readings chosen where the paper is vague (each says which text it rests on):
   b->a are different items (§3.2).
 * Site grouping (Figure 2(e)).  The figure lists, for each site, the top page with that page's
   own F (www.xml.com/ 31 in both 2(d) and 2(e)) and treats validator.w3.org apart from
-  www.w3.org, so a site is a host (``graph.host``) and its support is its best page's support.
+  www.w3.org, so a site is a URL host name (not the graph's host rule, which would merge
+  those two) and its support is its best page's support.
   Sites are ranked like pages.
 * Communities.  A community is a *maximal* weakly connected frequent sub-graph of rank >= 1:
   a set of edges, connected when directions are ignored (§3.2 "weak connectivity"), present
@@ -50,11 +51,12 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
 
-from relatedpages.linkgraph import LinkGraph
+from relatedpages.linkgraph import KeyKind, LinkGraph
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +132,7 @@ class Authority:
 class SiteGroup:
     """A site's authoritative pages; the site ranks by its best page's support."""
 
-    host: int
+    host: str  # the URL's host name (Figure 2(e) lists hosts); the node id on id graphs
     best: int  # the site's top page
     support: int  # the top page's support (Figure 2(e))
     pages: tuple[int, ...]  # all the site's authoritative pages, best first
@@ -276,11 +278,20 @@ def edge_keys(g: RawGeneratedGraph, n: int) -> Int64Array:
     return np.asarray(g.sources, dtype=np.int64) * n + np.asarray(g.targets, dtype=np.int64)
 
 
+def _host_name(graph: LinkGraph, node: int) -> str:
+    """Zhou et al. group by host name (www.w3.org and validator.w3.org apart, Figure 2(e)),
+    not by the graph's host rule (site identity would merge those two)."""
+    name = graph.name(node)
+    if graph.key_kind is KeyKind.ID:
+        return name
+    return urlsplit(name).hostname or name
+
+
 def _site_groups(graph: LinkGraph, authorities: list[Authority]) -> tuple[SiteGroup, ...]:
     """Authorities grouped by host; ``authorities`` are already best first (Figure 2(e))."""
-    grouped: dict[int, list[Authority]] = {}
+    grouped: dict[str, list[Authority]] = {}
     for authority in authorities:
-        grouped.setdefault(graph.host(authority.node), []).append(authority)
+        grouped.setdefault(_host_name(graph, authority.node), []).append(authority)
     groups = [
         SiteGroup(host, members[0].node, members[0].support, tuple(a.node for a in members))
         for host, members in grouped.items()

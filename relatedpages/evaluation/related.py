@@ -1,4 +1,4 @@
-"""Related-pages quality on held-out hub lists: block co-citation vs traditional co-citation.
+"""Related-pages quality on held-out hub lists: block co-citation vs co-citation and the baselines.
 
 The paper (§"Evaluation of performance results", Fig. 10) had 7 students grade the top 15
 results of both algorithms for 28 pages: 2 = same topic, 1 = similar topic, 0 = unrelated;
@@ -68,6 +68,30 @@ Protocol (every choice is printed with the report):
    order inside a tie is the URL order, not evidence.  The PNG draws the unthresholded
    curves dashed beside the main ones.
 
+10. **Page-level baselines** (issue 5; ``relatedpages query --links --algorithm …``):
+   ``companion``, ``dh-cocitation`` (Dean & Henzinger), ``extended-cocitation`` and ``lli``
+   (Hou & Zhang), run on a connectivity server built from the *same index pages*: each index
+   record's out-links in block order with anchors and block numbers, exactly as
+   ``jobs.linkgraph`` / :func:`relatedpages.linkindex.page_out_links` store them (all links
+   of the page: these methods read whole pages, unfiltered), as a
+   :class:`relatedpages.linkgraph.LinkGraph` with URL names.  Every method is asked for
+   every test page (a test page is always a node: an index page links to it) with its
+   module's defaults — the papers' values — except ``max_results`` = k (the papers return
+   10; k = 15 = M makes P@15 compare like with like).  An empty answer is a missing result
+   (its :class:`~relatedpages.baselines.NoAnswer` reason is counted in the report).  Their
+   answers become related dicts ``{url: [[related_url, score, []], …]}`` and are scored by
+   the same :func:`score_algorithms` call, on the same test pages, as the two above.
+11. **Host identity of the baselines.**  Bharat–Henzinger's weights (Companion) and Hou &
+   Zhang's "intrinsic" pages (extended co-citation, LLI) count pages per *host*.  On this
+   corpus most graded pages are ``github.com/<owner>/<repo>`` and most citing pages are
+   GitHub-hosted lists: with URL host names everything is one host, Companion drops those
+   edges as same-host and extended co-citation finds every parent intrinsic.  DESIGN.md's
+   site identity (:func:`filters.site.site_of`: ``github.com/<owner>`` is a site, as for
+   the link filters of the two algorithms above) is the default
+   (:data:`BASELINE_HOSTS_DEFAULT`, :class:`relatedpages.linkgraph.HostRule`, the link
+   graph's default too, so ``relatedpages query --links`` answers as this table scores); a
+   second view scores the baselines with URL host names, as in 1999.
+
 :func:`score_algorithms` is the hook for page-level baselines: pass it
 ``{algorithm_name: related_dict}`` (``{url: [[related_url, score, ...], ...]}``, best
 first) and it scores every algorithm side by side on the same test pages.
@@ -82,11 +106,18 @@ import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lxml import etree
+
+from relatedpages.linkgraph import HostRule
+
+if TYPE_CHECKING:
+    from relatedpages.baselines import Answer
+    from relatedpages.linkgraph import LinkGraph
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +139,14 @@ MIN_DEGREE_SWEEP_DEFAULT = (1, 2, 3)
 
 BLOCK = "block co-citation"
 COCITATION = "co-citation"
+#: The page-level baselines (issue 5), named as ``relatedpages query --links --algorithm``.
+COMPANION = "companion"
+DH_COCITATION = "dh-cocitation"
+EXTENDED_COCITATION = "extended-cocitation"
+LLI = "lli"
+BASELINES = (COMPANION, DH_COCITATION, EXTENDED_COCITATION, LLI)
+#: Every baseline is scored by default.
+BASELINES_DEFAULT = BASELINES
 
 HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
@@ -463,6 +502,160 @@ def at_least(related: RelatedDict, minimum: float) -> dict[str, list[Sequence[An
     return {url: entries for url, entries in cut.items() if entries}
 
 
+# -- page-level baselines on a connectivity server of the index pages --------------------
+
+
+#: The baselines' host rule in the main table: the project's site identity (LinkGraph's
+#: default, so the table and ``relatedpages query --links`` agree).
+BASELINE_HOSTS_DEFAULT = HostRule.SITE
+
+
+def link_graph_of(
+    records: Iterable[Mapping[str, Any]], hosts: HostRule = BASELINE_HOSTS_DEFAULT
+) -> LinkGraph:
+    """The connectivity server of segment records: every record's out-links in block order
+    with anchor and block number (:func:`relatedpages.linkindex.page_out_links`, the rule of
+    ``jobs.linkgraph``), URL names, and "hosts" by ``hosts``.
+
+    >>> g = link_graph_of([{"url": "https://github.com/me/list", "site": "github.com/me",
+    ...     "blocks": [[{"href": "https://github.com/a/x", "anchor": "X", "pos": 0}],
+    ...                [{"href": "https://github.com/a/y", "anchor": "", "pos": 0},
+    ...                 {"href": "https://github.com/b/z", "anchor": "Z", "pos": 1}]]}])
+    >>> g
+    <LinkGraph 4 nodes, 3 links, names=url>
+    >>> [(g.name(link.target), link.anchor, link.block) for link in g.out_links(0)]
+    [('https://github.com/a/x', 'X', 0), ('https://github.com/a/y', '', 1), ('https://github.com/b/z', 'Z', 1)]
+    >>> [g.host_names[g.host(node)] for node in range(len(g))]
+    ['github.com/me', 'github.com/a', 'github.com/a', 'github.com/b']
+    >>> len(set(link_graph_of([], HostRule.URL_HOST).hosts))
+    0
+    """
+    from relatedpages.linkgraph import KeyKind, LinkGraph
+    from relatedpages.linkindex import LinkEvent, page_out_links
+
+    events: dict[LinkEvent, int] = {}
+    pages = []
+    for record in records:
+        found = page_out_links(record, events)
+        if found is not None:
+            url, out = found
+            pages.append((url, [(href, anchor, block) for href, anchor, block in out]))
+    graph = LinkGraph.from_pages(pages, key_kind=KeyKind.URL, host_rule=hosts)
+    dropped = {event.value: count for event, count in events.items()
+               if event not in (LinkEvent.PAGES, LinkEvent.LINKS)}
+    if dropped:
+        logger.info("link graph of the index: dropped %s", dropped)
+    return graph
+
+
+def with_hosts(graph: LinkGraph, hosts: HostRule) -> LinkGraph:
+    """``graph`` with its host numbers by ``hosts`` (the same arrays otherwise)."""
+    return graph.with_host_rule(hosts)
+
+
+def baseline_params(name: str, k: int = TOP_K_DEFAULT) -> Any:
+    """A baseline's parameters: its module's defaults (the papers' values), at most k results."""
+    from relatedpages.baselines.companion import CompanionParams
+    from relatedpages.baselines.dh_cocitation import DHCocitationParams
+    from relatedpages.baselines.extended import ExtendedCocitationParams
+    from relatedpages.baselines.lli import LLIParams
+
+    kinds: dict[str, Callable[..., Any]] = {
+        COMPANION: CompanionParams, DH_COCITATION: DHCocitationParams,
+        EXTENDED_COCITATION: ExtendedCocitationParams, LLI: LLIParams}
+    if name not in kinds:
+        raise ValueError(f"unknown baseline {name!r}: choose from {', '.join(BASELINES)}")
+    return kinds[name](max_results=k)
+
+
+def baseline_answer(graph: LinkGraph, node: int, name: str, params: Any) -> Answer:
+    """One baseline's answer for ``node`` (``params`` from :func:`baseline_params`)."""
+    from relatedpages.baselines.companion import companion
+    from relatedpages.baselines.dh_cocitation import dh_cocitation
+    from relatedpages.baselines.extended import extended_cocitation
+    from relatedpages.baselines.lli import lli
+
+    methods: dict[str, Callable[[LinkGraph, int, Any], Answer]] = {
+        COMPANION: companion, DH_COCITATION: dh_cocitation,
+        EXTENDED_COCITATION: extended_cocitation, LLI: lli}
+    return methods[name](graph, node, params)
+
+
+def describe_params(params: Any) -> dict[str, Any]:
+    """A baseline's parameters as JSON values (a stoplist as its number of entries)."""
+    from dataclasses import fields
+
+    from relatedpages.baselines.companion import Stoplist
+
+    described: dict[str, Any] = {}
+    for item in fields(params):
+        value = getattr(params, item.name)
+        if isinstance(value, Enum):
+            value = value.value
+        elif isinstance(value, Stoplist):
+            value = len(value.entries)
+        described[item.name] = value
+    return described
+
+
+@dataclass(frozen=True)
+class BaselineRun:
+    """One baseline asked for every test page: its related dict and why answers were empty."""
+
+    name: str
+    related: Mapping[str, Sequence[Sequence[Any]]]
+    no_answer: Mapping[str, int]  # NoAnswer value -> test pages
+    seconds: float
+
+
+def run_baseline(
+    graph: LinkGraph, name: str, test_pages: Sequence[str], k: int = TOP_K_DEFAULT
+) -> BaselineRun:
+    """Ask baseline ``name`` for every test page; answers as ``[[url, score, []], …]``."""
+    from relatedpages.baselines import NoAnswer
+
+    params = baseline_params(name, k)
+    started = time.monotonic()
+    related: dict[str, list[list[Any]]] = {}
+    no_answer: defaultdict[str, int] = defaultdict(int)
+    for url in test_pages:
+        node = graph.id_of(url)
+        if node is None:
+            no_answer[NoAnswer.UNKNOWN_URL.value] += 1
+            continue
+        answer = baseline_answer(graph, node, name, params)
+        if answer.reason is not None:
+            no_answer[answer.reason.value] += 1
+        if answer.related:
+            related[url] = [[graph.name(scored.node), scored.score, []]
+                            for scored in answer.related]
+    return BaselineRun(name, related, dict(sorted(no_answer.items())),
+                       time.monotonic() - started)
+
+
+def parse_baselines(text: str) -> tuple[str, ...]:
+    """``--baselines``: comma-separated names, ``all`` or ``none``.
+
+    >>> parse_baselines("lli, companion,lli")
+    ('lli', 'companion')
+    >>> parse_baselines("none"), len(parse_baselines("all"))
+    ((), 4)
+    >>> parse_baselines("hits")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown baseline 'hits': choose from companion, dh-cocitation, extended-cocitation, lli
+    """
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if names == ["none"]:
+        return ()
+    if names == ["all"]:
+        return BASELINES
+    for name in names:
+        if name not in BASELINES:
+            raise ValueError(f"unknown baseline {name!r}: choose from {', '.join(BASELINES)}")
+    return tuple(dict.fromkeys(names))
+
+
 # -- the evaluation ----------------------------------------------------------------------
 
 
@@ -490,6 +683,10 @@ class Evaluation:
     paired_pages: int = 0
     #: Block co-citation and co-citation with no threshold (T = 0, min-degree = 1).
     unthresholded: Mapping[str, Scores] = field(default_factory=dict)
+    #: Per baseline: NoAnswer reason -> test pages answered empty (main table's hosts).
+    no_answer: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    #: The baselines again with URL host names instead of site identity (module doc, step 11).
+    url_hosts: Mapping[str, Scores] = field(default_factory=dict)
 
 
 def check_parameters(
@@ -502,6 +699,7 @@ def check_parameters(
     min_degree_sweep: Sequence[int] = MIN_DEGREE_SWEEP_DEFAULT,
     max_lists: int | None = None,
     k: int = TOP_K_DEFAULT,
+    baselines: Sequence[str] = BASELINES_DEFAULT,
 ) -> None:
     """ValueError, with the reason, for parameters :func:`evaluate` cannot run with.
 
@@ -524,6 +722,9 @@ def check_parameters(
         raise ValueError(f"max_lists must be >= 2, got {max_lists!r}")
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
+    for name in baselines:
+        if name not in BASELINES:
+            raise ValueError(f"unknown baseline {name!r}: choose from {', '.join(BASELINES)}")
 
 
 #: A page-level algorithm for :func:`evaluate`'s ``extra``: index records -> related dict.
@@ -543,25 +744,22 @@ def evaluate(
     max_lists: int | None = None,
     k: int = TOP_K_DEFAULT,
     extra: Mapping[str, Algorithm] | None = None,
+    baselines: Sequence[str] = BASELINES_DEFAULT,
+    baseline_hosts: HostRule = BASELINE_HOSTS_DEFAULT,
+    url_host_view: bool = True,
 ) -> Evaluation:
     """Run the whole protocol of the module docstring on ``data_dir`` (``../shared/data``)."""
-    from filters.anchors import AnchorWords
-    from filters.links import LinkFilterParams
-    from relatedpages.cocitation import CocitationParams, reference_cocitation
-    from relatedpages.reference import reference_related
-    from relatedpages.similarity import SimilarityParams
-
     check_parameters(holdout=holdout, t=t, min_degree=min_degree, min_citing=min_citing,
                      t_sweep=t_sweep, min_degree_sweep=min_degree_sweep,
-                     max_lists=max_lists, k=k)
+                     max_lists=max_lists, k=k, baselines=baselines)
     data = Path(data_dir)
-    seconds: dict[str, float] = {}
     started = time.monotonic()
     hub = load_corpus_file(str(data / HUB_PATH), True)
     web = [load_corpus_file(str(data / path)) for path in WEB_PATHS]
-    seconds["segmentation (first load; cached per process)"] = (
-        hub.seconds + sum(f.seconds for f in web))
-    seconds["corpus loading in this run"] = time.monotonic() - started
+    loading = {
+        "segmentation (first load; cached per process)": hub.seconds + sum(f.seconds for f in web),
+        "corpus loading in this run": time.monotonic() - started,
+    }
 
     lists = {hub_list.url: hub_list for hub_list in hub.lists}
     split = split_lists(lists, holdout, seed, max_lists)
@@ -572,6 +770,50 @@ def evaluate(
     for url in split.indexed:  # a list's record wins over a web page of the same URL
         index[url] = hub.records[url]
     index_records = [index[url] for url in sorted(index)]
+    result = evaluate_index(
+        index_records, held_out, t=t, min_degree=min_degree, min_citing=min_citing,
+        t_sweep=t_sweep, min_degree_sweep=min_degree_sweep, k=k, extra=extra,
+        baselines=baselines, baseline_hosts=baseline_hosts, url_host_view=url_host_view)
+    seconds = {**loading, **result.seconds, "total": time.monotonic() - started}
+    protocol = {
+        "lists": len(lists) if max_lists is None else len(split.held_out) + len(split.indexed),
+        "held_out_lists": len(held_out),
+        "indexed_lists": len(split.indexed),
+        "web_pages": sum(len(f.records) for f in web),
+        **result.protocol,
+    }
+    parameters = {"data_dir": str(data), "holdout": holdout, "seed": seed,
+                  "max_lists": max_lists, **result.parameters}
+    return replace(result, parameters=parameters, protocol=protocol, seconds=seconds)
+
+
+def evaluate_index(
+    index_records: Sequence[Mapping[str, Any]],
+    held_out: Sequence[HubList],
+    *,
+    t: float = T_EVAL_DEFAULT,
+    min_degree: int = MIN_DEGREE_EVAL_DEFAULT,
+    min_citing: int = MIN_CITING_DEFAULT,
+    t_sweep: Sequence[float] = T_SWEEP_DEFAULT,
+    min_degree_sweep: Sequence[int] = MIN_DEGREE_SWEEP_DEFAULT,
+    k: int = TOP_K_DEFAULT,
+    extra: Mapping[str, Algorithm] | None = None,
+    baselines: Sequence[str] = BASELINES_DEFAULT,
+    baseline_hosts: HostRule = BASELINE_HOSTS_DEFAULT,
+    url_host_view: bool = True,
+) -> Evaluation:
+    """Steps 4–11 of the module docstring on given index records and held-out lists: every
+    algorithm on the same index, scored on the same test pages by the same code."""
+    from filters.anchors import AnchorWords
+    from filters.links import LinkFilterParams
+    from relatedpages.cocitation import CocitationParams, reference_cocitation
+    from relatedpages.reference import reference_related
+    from relatedpages.similarity import SimilarityParams
+
+    check_parameters(t=t, min_degree=min_degree, min_citing=min_citing, t_sweep=t_sweep,
+                     min_degree_sweep=min_degree_sweep, k=k, baselines=baselines)
+    started = time.monotonic()
+    seconds: dict[str, float] = {}
     truth = GroundTruth.from_lists(held_out)
     tests = select_test_pages(truth, index_records, min_citing)
 
@@ -591,11 +833,36 @@ def evaluate(
         step = time.monotonic()
         related[name] = algorithm(index_records)
         seconds[name] = time.monotonic() - step
+
+    graph_figures: dict[str, int] = {}
+    no_answer: dict[str, Mapping[str, int]] = {}
+    url_host_related: dict[str, RelatedDict] = {}
+    if baselines:
+        step = time.monotonic()
+        graph = link_graph_of(index_records, baseline_hosts)
+        url_graph = with_hosts(graph, HostRule.URL_HOST)
+        seconds[f"link graph of the index ({baseline_hosts.value} hosts)"] = (
+            time.monotonic() - step)
+        graph_figures = {"graph_nodes": len(graph), "graph_links": graph.edges,
+                         "graph_crawled": int(graph.crawled.sum()),
+                         "graph_hosts": len(graph.host_names)}
+        for name in baselines:
+            run = run_baseline(graph, name, tests, k)
+            related[name] = run.related
+            no_answer[name] = run.no_answer
+            seconds[f"{name} ({len(tests)} queries)"] = run.seconds
+        if url_host_view and baseline_hosts is not HostRule.URL_HOST:
+            step = time.monotonic()
+            for name in baselines:
+                url_host_related[name] = run_baseline(url_graph, name, tests, k).related
+            seconds["baselines with URL hosts (second view)"] = time.monotonic() - step
+
     scores = score_algorithms(related, tests, truth, k)
     both = [url for url in tests if all(rel.get(url) for rel in related.values())]
     paired = score_algorithms(related, both, truth, k)
     unthresholded = score_algorithms({BLOCK: block_all, COCITATION: cocitation_all},
                                      tests, truth, k)
+    url_hosts = score_algorithms(url_host_related, tests, truth, k)
 
     sweep: list[SweepRow] = []
     for value in sorted({*t_sweep, t}):
@@ -604,34 +871,31 @@ def evaluate(
     for degree in sorted({*min_degree_sweep, min_degree}):
         sweep.append(SweepRow(COCITATION, "min-degree", degree, degree == min_degree,
                               score_related(at_least(cocitation_all, degree), tests, truth, k)))
-    seconds["total"] = time.monotonic() - started
+    seconds["evaluation of the index"] = time.monotonic() - started
 
-    held_links = set(truth.sections_of)
     protocol = {
-        "lists": len(lists) if max_lists is None else len(split.held_out) + len(split.indexed),
-        "held_out_lists": len(held_out),
-        "indexed_lists": len(split.indexed),
-        "web_pages": sum(len(f.records) for f in web),
         "index_records": len(index_records),
+        "held_out_lists": len(held_out),
         "held_out_sections": sum(len(h.sections) for h in held_out),
-        "held_out_links": len(held_links),
+        "held_out_links": len(truth.sections_of),
         "test_pages": len(tests),
+        **graph_figures,
     }
     parameters = {
-        "data_dir": str(data),
-        "holdout": holdout,
-        "seed": seed,
-        "max_lists": max_lists,
         "min_citing": min_citing,
         "k": k,
         "block": {"t": t, "lam": sim.lam, "r": sim.r, "n": sim.n, "m": k,
                   "large_block": LinkFilterParams().large_block},
         "cocitation": {"min_degree": min_degree, "bf": CocitationParams().bf, "m": k},
+        "baselines": {name: describe_params(baseline_params(name, k)) for name in baselines},
+        "baseline_hosts": baseline_hosts.value,
         "engine": "in-memory oracles (relatedpages.reference.reference_related, "
-                  "relatedpages.cocitation.reference_cocitation), not the mrjob chains",
+                  "relatedpages.cocitation.reference_cocitation), not the mrjob chains"
+                  + ("; baselines: relatedpages.baselines on a LinkGraph of the index pages"
+                     if baselines else ""),
     }
     return Evaluation(parameters, protocol, scores, tuple(sweep), seconds, tests,
-                      paired, len(both), unthresholded)
+                      paired, len(both), unthresholded, no_answer, url_hosts)
 
 
 # -- reporting ---------------------------------------------------------------------------
@@ -695,15 +959,16 @@ def verdict(block: Scores, cocitation: Scores) -> tuple[list[str], list[str], li
     return ahead, behind, tied
 
 
-def _verdict_lines(title: str, scores: Mapping[str, Scores]) -> list[str]:
-    if BLOCK not in scores or COCITATION not in scores:
+def _verdict_lines(title: str, scores: Mapping[str, Scores], other: str = COCITATION) -> list[str]:
+    if BLOCK not in scores or other not in scores:
         return []
-    ahead, behind, tied = verdict(scores[BLOCK], scores[COCITATION])
+    ahead, behind, tied = verdict(scores[BLOCK], scores[other])
     total = len(ahead) + len(behind) + len(tied)
     lines = [f"{title}: block co-citation ahead on {len(ahead)} of {total} measures, "
              f"behind on {len(behind)}, tied on {len(tied)}."]
     if behind:
-        lines.append("  traditional co-citation wins: " + "; ".join(behind))
+        winner = "traditional co-citation" if other == COCITATION else other
+        lines.append(f"  {winner} wins: " + "; ".join(behind))
     if tied:
         lines.append("  tied: " + "; ".join(tied))
     return lines
@@ -718,9 +983,11 @@ def format_report(evaluation: Evaluation) -> str:
     lines = [
         "Related pages on held-out hub lists (cf. paper Fig. 10)",
         f"  engine: {p['engine']}",
-        f"  lists {q['lists']}: held out {q['held_out_lists']} (holdout {p['holdout']:.0%}, "
-        f"seed {p['seed']}; whole lists, never links), indexed {q['indexed_lists']} "
-        f"+ {q['web_pages']} real web pages = {q['index_records']} index pages",
+        (f"  lists {q['lists']}: held out {q['held_out_lists']} (holdout {p['holdout']:.0%}, "
+         f"seed {p['seed']}; whole lists, never links), indexed {q['indexed_lists']} "
+         f"+ {q['web_pages']} real web pages = {q['index_records']} index pages"
+         if "lists" in q else
+         f"  held out {q['held_out_lists']} lists; {q['index_records']} index pages (given)"),
         f"  held-out sections {q['held_out_sections']} with {q['held_out_links']} distinct links; "
         f"test pages (in a held-out section, linked from >= {p['min_citing']} index pages of "
         f"other sites) {q['test_pages']}",
@@ -729,6 +996,7 @@ def format_report(evaluation: Evaluation) -> str:
         f"N = {p['block']['n']:g}, M = {p['block']['m']}",
         f"  co-citation: min-degree = {p['cocitation']['min_degree']}, "
         f"BF = {p['cocitation']['bf']}, M = {p['cocitation']['m']}",
+        *_baseline_lines(evaluation),
         "  grades: 2 = same held-out section, 1 = same held-out list, 0 = otherwise "
         "(results outside the held-out lists grade 0: lower bounds)",
         "",
@@ -746,6 +1014,10 @@ def format_report(evaluation: Evaluation) -> str:
     if evaluation.unthresholded:
         lines += ["", "Unthresholded view: block co-citation T = 0, co-citation min-degree = 1",
                   *_table(evaluation.unthresholded)]
+    if evaluation.url_hosts:
+        lines += ["", "Host view: the baselines with URL host names instead of site identity "
+                  "(as on a crawl-built link index; github.com is then one host)",
+                  *_table(evaluation.url_hosts)]
     lines += ["", "Sensitivity (same test pages; * = the setting of the main table)"]
     header = ["cover", "res/pg", "P@k sec", "P@k list", "sec m=0", "list m=0", "R@1", "R@5",
               f"R@{k}"]
@@ -762,6 +1034,8 @@ def format_report(evaluation: Evaluation) -> str:
     lines += _verdict_lines("Main table", evaluation.scores)
     lines += _verdict_lines("Paired view", evaluation.paired)
     lines += _verdict_lines("Unthresholded view", evaluation.unthresholded)
+    for name in evaluation.no_answer:
+        lines += _verdict_lines(f"Main table, against {name}", evaluation.scores, name)
     if BLOCK in evaluation.scores and COCITATION in evaluation.scores:
         _, behind, tied = verdict(evaluation.scores[BLOCK], evaluation.scores[COCITATION])
         met = not behind and not tied
@@ -772,6 +1046,30 @@ def format_report(evaluation: Evaluation) -> str:
     lines.append("time: " + ", ".join(f"{name} {value:.1f} s"
                                       for name, value in evaluation.seconds.items()))
     return "\n".join(lines)
+
+
+def _baseline_lines(evaluation: Evaluation) -> list[str]:
+    """The report's lines on the baselines: graph, parameters and empty answers."""
+    p, q = evaluation.parameters, evaluation.protocol
+    baselines = p.get("baselines") or {}
+    if not baselines:
+        return []
+    short = {"max_parents": "B", "siblings_per_parent": "BF", "max_children": "F",
+             "coparents_per_child": "FB", "parents": "B", "siblings": "BF", "children": "F",
+             "co_parents": "FB", "delta": "delta", "epsilon": "epsilon", "stoplist": "stoplist",
+             "restart_min_siblings": "restart below", "chop_urls": "chop URLs",
+             "degree": "degree", "max_results": "at most"}
+    lines = [f"  baselines on a link graph of the index pages ({q.get('graph_nodes', 0)} nodes, "
+             f"{q.get('graph_links', 0)} links, all of each page's links; hosts = "
+             f"{p.get('baseline_hosts')} identity, {q.get('graph_hosts', 0)} hosts); "
+             "the papers' parameters, at most k results:"]
+    for name, params in baselines.items():
+        settings = ", ".join(f"{short[key]} = {value}" for key, value in params.items()
+                             if key in short)
+        empty = evaluation.no_answer.get(name, {})
+        why = ", ".join(f"{reason} {count}" for reason, count in empty.items()) or "none"
+        lines.append(f"    {name}: {settings}; empty answers: {why}")
+    return lines
 
 
 def plot_rscore(evaluation: Evaluation, path: Path) -> None:
@@ -837,6 +1135,8 @@ def evaluation_as_json(evaluation: Evaluation) -> str:
             "paired": {name: scores_as_dict(s) for name, s in evaluation.paired.items()},
             "unthresholded": {name: scores_as_dict(s)
                               for name, s in evaluation.unthresholded.items()},
+            "no_answer": {name: dict(reasons) for name, reasons in evaluation.no_answer.items()},
+            "url_hosts": {name: scores_as_dict(s) for name, s in evaluation.url_hosts.items()},
             "sweep": [{"algorithm": row.algorithm, "parameter": row.parameter,
                        "value": row.value, "chosen": row.chosen, **scores_as_dict(row.scores)}
                       for row in evaluation.sweep],
