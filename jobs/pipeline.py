@@ -131,8 +131,44 @@ class BuildReport:
     counters: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
 
-def build(
-    inputs: Sequence[str],
+@dataclass(frozen=True)
+class _WorkFolders:
+    """Where a build keeps its intermediate outputs (see :func:`build`'s ``work``)."""
+
+    root: Path  # a local folder: the work folder, or a temporary one
+    keep: bool  # False: ``root`` is removed at the end
+    segments: Path | str
+    output: Path | str  # the second job's output
+    collect: Path | None  # remote work: the second job's output copied here
+
+
+def _work_folders(work: Path | str | None, output_name: str) -> _WorkFolders:
+    if work is not None and is_remote(work):
+        base = str(work).rstrip("/")
+        root = Path(tempfile.mkdtemp(prefix="relatedpages-build-"))  # the copied output
+        return _WorkFolders(root, False, f"{base}/segments", f"{base}/{output_name}",
+                            root / f"{output_name}.jsonl")
+    root = Path(work) if work is not None else Path(tempfile.mkdtemp(prefix="relatedpages-build-"))
+    root.mkdir(parents=True, exist_ok=True)
+    for stale in (root / "segments", root / output_name):
+        shutil.rmtree(stale, ignore_errors=True)
+    return _WorkFolders(root, work is not None, root / "segments", root / output_name, None)
+
+
+def _segment_stage(inputs: Sequence[str], runner: str, folders: _WorkFolders,
+                   report: BuildReport | LinkBuildReport,
+                   progress: Callable[[str], None]) -> None:
+    from jobs.segment import MRSegment
+
+    progress(f"[1/3] segmenting {len(inputs)} input(s) with the {runner} runner")
+    segment_run = run_job(MRSegment, list(inputs), runner=runner, output_dir=folders.segments)
+    report.stages.append(("segment", segment_run.seconds))
+    report.counters["segment"] = segment_run.counters
+    report.pages = segment_run.counter("segment", "pages_written")
+    report.blocks = segment_run.counter("segment", "blocks")
+
+
+def build(    inputs: Sequence[str],
     db_path: Path,
     *,
     algorithm: str = "block",
@@ -146,7 +182,6 @@ def build(
     temporary folder removed afterwards.  On a cluster ``work`` is a URI of its file
     system (``hdfs:///user/me/relatedpages``): the jobs read and write there, and the
     chain's output is copied back (``hadoop fs -cat``) to build the local database."""
-    from jobs.segment import MRSegment
     from relatedpages.db import build_database
 
     if algorithm not in ALGORITHMS:
@@ -161,32 +196,13 @@ def build(
 
         chain_class, group, pairs_counter = MRCocitation, COCITATION_GROUP, "sibling_pairs"
     report = BuildReport()
-    keep = work is not None and not is_remote(work)
-    if work is not None and is_remote(work):
-        base = str(work).rstrip("/")
-        segments: Path | str = f"{base}/segments"
-        related: Path | str = f"{base}/related"
-        work_dir = Path(tempfile.mkdtemp(prefix="relatedpages-build-"))  # the copied output
-        collect: Path | None = work_dir / "related.jsonl"
-    else:
-        work_dir = Path(work) if work is not None else Path(tempfile.mkdtemp(prefix="relatedpages-build-"))
-        segments, related, collect = work_dir / "segments", work_dir / "related", None
+    folders = _work_folders(work, "related")
     try:
-        work_dir.mkdir(parents=True, exist_ok=True)
-        for stale in (segments, related):
-            if isinstance(stale, Path):
-                shutil.rmtree(stale, ignore_errors=True)
-
-        progress(f"[1/3] segmenting {len(inputs)} input(s) with the {runner} runner")
-        segment_run = run_job(MRSegment, list(inputs), runner=runner, output_dir=segments)
-        report.stages.append(("segment", segment_run.seconds))
-        report.counters["segment"] = segment_run.counters
-        report.pages = segment_run.counter("segment", "pages_written")
-        report.blocks = segment_run.counter("segment", "blocks")
+        _segment_stage(inputs, runner, folders, report, progress)
 
         progress(f"[2/3] {algorithm} co-citation chain")
-        chain_run = run_job(chain_class, [*job_args, str(segments)], runner=runner, output_dir=related,
-                            collect=collect)
+        chain_run = run_job(chain_class, [*job_args, str(folders.segments)], runner=runner,
+                            output_dir=folders.output, collect=folders.collect)
         report.stages.append((algorithm, chain_run.seconds))
         report.counters[algorithm] = chain_run.counters
         report.pairs = chain_run.counter(group, pairs_counter)
@@ -195,14 +211,14 @@ def build(
         progress(f"[3/3] building the database in {db_path}")
         started = time.monotonic()
         summary = build_database(
-            iter_output(collect or Path(related)), db_path, algorithm=algorithm,
+            iter_output(folders.collect or Path(folders.output)), db_path, algorithm=algorithm,
             parameters={"job_args": list(job_args), "runner": runner}, source=list(inputs),
         )
         report.stages.append(("database", time.monotonic() - started))
         report.db_records = summary.records
     finally:
-        if not keep:
-            shutil.rmtree(work_dir, ignore_errors=True)
+        if not folders.keep:
+            shutil.rmtree(folders.root, ignore_errors=True)
     return report
 
 
@@ -240,36 +256,17 @@ def build_links(
     system, whose link records are copied back to build the local index); by default
     they go to a temporary folder removed afterwards."""
     from jobs.linkgraph import LINKGRAPH_GROUP, MRLinkGraph
-    from jobs.segment import MRSegment
     from relatedpages.linkgraph import KeyKind
     from relatedpages.linkindex import LinkEvent, build_link_index
 
     report = LinkBuildReport()
-    keep = work is not None and not is_remote(work)
-    if work is not None and is_remote(work):
-        base = str(work).rstrip("/")
-        segments: Path | str = f"{base}/segments"
-        links: Path | str = f"{base}/links"
-        work_dir = Path(tempfile.mkdtemp(prefix="relatedpages-links-"))  # the copied output
-        collect: Path | None = work_dir / "links.jsonl"
-    else:
-        work_dir = Path(work) if work is not None else Path(tempfile.mkdtemp(prefix="relatedpages-links-"))
-        segments, links, collect = work_dir / "segments", work_dir / "links", None
+    folders = _work_folders(work, "links")
     try:
-        work_dir.mkdir(parents=True, exist_ok=True)
-        for stale in (segments, links):
-            if isinstance(stale, Path):
-                shutil.rmtree(stale, ignore_errors=True)
-
-        progress(f"[1/3] segmenting {len(inputs)} input(s) with the {runner} runner")
-        segment_run = run_job(MRSegment, list(inputs), runner=runner, output_dir=segments)
-        report.stages.append(("segment", segment_run.seconds))
-        report.counters["segment"] = segment_run.counters
-        report.pages = segment_run.counter("segment", "pages_written")
-        report.blocks = segment_run.counter("segment", "blocks")
+        _segment_stage(inputs, runner, folders, report, progress)
 
         progress("[2/3] link graph (out-links and in-links per page)")
-        link_run = run_job(MRLinkGraph, [str(segments)], runner=runner, output_dir=links, collect=collect)
+        link_run = run_job(MRLinkGraph, [str(folders.segments)], runner=runner,
+                           output_dir=folders.output, collect=folders.collect)
         report.stages.append(("linkgraph", link_run.seconds))
         report.counters["linkgraph"] = link_run.counters
         report.pages_indexed = link_run.counter(LINKGRAPH_GROUP, LinkEvent.PAGES.value)
@@ -280,7 +277,8 @@ def build_links(
         progress(f"[3/3] building the link index in {db_path}")
         started = time.monotonic()
         summary = build_link_index(
-            iter_output(collect or Path(links)), db_path, keys=KeyKind.URL, source=list(inputs),
+            iter_output(folders.collect or Path(folders.output)), db_path, keys=KeyKind.URL,
+            source=list(inputs),
             parameters={"runner": runner},
         )
         report.stages.append(("link index", time.monotonic() - started))
@@ -288,6 +286,6 @@ def build_links(
         report.db_bytes = summary.bytes
         report.rejected = {reason.value: count for reason, count in summary.rejected.items()}
     finally:
-        if not keep:
-            shutil.rmtree(work_dir, ignore_errors=True)
+        if not folders.keep:
+            shutil.rmtree(folders.root, ignore_errors=True)
     return report

@@ -14,6 +14,7 @@
     relatedpages demo [--pages N] [--out DIR]                       generate, build, query
     relatedpages eval segmentation DIR [--plot PNG] [--sweep-t1 …]   Table 1 and Fig. 4
     relatedpages eval related DATA_DIR [--holdout F] [--seed S] [--plot PNG]   Fig. 10
+    relatedpages eval moved DATA_DIR [--pages N] [--seed S] [--updated F] [--json]   Spertus, simulated moves
 
 Exit status: 0 on success, 2 on usage errors, 1 on failure.
 """
@@ -105,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
                           help="evaluate these T1 values instead (how T1 was chosen)")
     add_adjust_options(seg_eval.add_argument)
     _add_eval_related(evals)
+    _add_eval_moved(evals)
     _add_link_commands(commands)
     return parser
 
@@ -141,6 +143,26 @@ def _add_eval_related(evals: Any) -> None:
     rel_eval.add_argument("--plot", default="related-rscore.png",
                           help="where to write the R-score curve (Fig. 10). Default: %(default)s")
     rel_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
+
+
+def _add_eval_moved(evals: Any) -> None:
+    from relatedpages.evaluation import moved as mv
+
+    moved_eval = evals.add_parser(
+        "moved", help="Spertus's moved-page finder on simulated moves in the real corpus")
+    moved_eval.add_argument("data", metavar="DATA_DIR", help="the shared data, e.g. ../shared/data")
+    moved_eval.add_argument("--pages", type=int, default=mv.PAGES_DEFAULT, metavar="N",
+                            help="pages moved, one per simulated new crawl (all eligible pages "
+                                 "when fewer). Default: %(default)s")
+    moved_eval.add_argument("--seed", type=int, default=mv.SEED_DEFAULT,
+                            help="seed of the draw of pages and updated parents. Default: %(default)s")
+    moved_eval.add_argument("--updated", type=float, default=mv.UPDATED_DEFAULT, metavar="F",
+                            help="share of a moved page's parents that link to its new URL "
+                                 "(at least one; the others keep the stale link). The report "
+                                 "also sweeps F over "
+                                 f"{', '.join(f'{v:g}' for v in mv.UPDATED_SWEEP_DEFAULT)}. "
+                                 "Default: %(default)s")
+    moved_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
 
 
 def _adjust_params(args: argparse.Namespace) -> AdjustParams:
@@ -424,6 +446,32 @@ def run_eval_related(args: argparse.Namespace) -> int:
     print(f"R-score curve (Fig. 10): {plot}")
     if args.json:
         print(rel.evaluation_as_json(evaluation))
+    return EXIT_OK
+
+
+# -- eval moved ------------------------------------------------------------------------
+
+
+def run_eval_moved(args: argparse.Namespace) -> int:
+    from relatedpages.evaluation import moved as mv
+    from relatedpages.evaluation import related as rel
+
+    data = Path(args.data)
+    for relative in (rel.HUB_PATH, *rel.WEB_PATHS):
+        if not (data / relative).is_file():
+            raise UsageError(f"{data}: not the shared data folder (no {relative})")
+    if args.pages < 2:
+        raise UsageError(f"--pages must be >= 2 (each move's control is another moved page), got {args.pages}")
+    try:
+        mv.check_fraction(args.updated)
+    except ValueError as error:
+        raise UsageError(f"--updated: {error}") from error
+    print("segmenting the corpus and simulating the moves (about a minute) …",
+          file=sys.stderr, flush=True)
+    evaluation = mv.evaluate(data, pages=args.pages, seed=args.seed, updated=args.updated)
+    print(mv.format_report(evaluation))
+    if args.json:
+        print(mv.evaluation_as_json(evaluation))
     return EXIT_OK
 
 
@@ -1028,6 +1076,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_eval_segmentation(args)
         if args.command == "eval" and args.evaluation == "related":
             return run_eval_related(args)
+        if args.command == "eval" and args.evaluation == "moved":
+            return run_eval_moved(args)
     except UsageError as error:
         print(f"relatedpages: error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,4 +1,4 @@
-"""The three jobs on Apache Hadoop (local job runner, jars from Maven Central): same output
+"""The four jobs on Apache Hadoop (local job runner, jars from Maven Central): same output
 as ``-r inline`` on the same real pages, counters back from Hadoop, code shipped to the
 tasks the way a cluster needs it.
 
@@ -208,3 +208,9 @@ def test_relatedpages_build_with_the_hadoop_runner(hadoop_home, tmp_path):
     assert HADOOP_FRAMEWORK_GROUP in done.stderr  # Hadoop's own counters came back
     manifest = json.loads((tmp_path / "db" / "manifest.json").read_text())
     assert manifest["records"] > 0
+
+
+def test_linkgraph_on_hadoop_matches_inline(hadoop_home, segments, tmp_path):
+    # Two steps; the connectivity server's records (out-links, in-links) per node
+    counters = assert_same_as_inline("linkgraph", [segments], tmp_path)
+    assert counters["linkgraph"]["nodes_written"] > 0
