@@ -477,8 +477,14 @@ def run_eval_moved(args: argparse.Namespace) -> int:
 
 # -- the literature's baselines on a connectivity server ---------------------------------
 
-#: ``query --links --algorithm``: the page-level methods of relatedpages.baselines.
-BASELINE_ALGORITHMS = ("companion", "dh-cocitation", "extended-cocitation", "lli")
+
+def _baseline_algorithms() -> tuple[str, ...]:
+    """``query --links --algorithm``: the page-level methods (relatedpages.baselines.methods)."""
+    from relatedpages.baselines.methods import PAGE_METHODS
+
+    return tuple(PAGE_METHODS)
+
+
 AUTHORITY_ALGORITHMS = ("sfp", "hits")
 
 # Query flag → the parameter it sets, per algorithm (a flag an algorithm lacks is a usage
@@ -497,13 +503,9 @@ _STOPLIST_ALGORITHMS = ("companion", "dh-cocitation")
 
 
 def _baseline_params_classes() -> dict[str, Any]:
-    from relatedpages.baselines.companion import CompanionParams
-    from relatedpages.baselines.dh_cocitation import DHCocitationParams
-    from relatedpages.baselines.extended import ExtendedCocitationParams
-    from relatedpages.baselines.lli import LLIParams
+    from relatedpages.baselines.methods import PAGE_METHODS
 
-    return {"companion": CompanionParams, "dh-cocitation": DHCocitationParams,
-            "extended-cocitation": ExtendedCocitationParams, "lli": LLIParams}
+    return {name: method.params for name, method in PAGE_METHODS.items()}
 
 
 def _field_default(params_class: Any, name: str) -> Any:
@@ -528,7 +530,7 @@ def _add_baseline_query_options(query: argparse.ArgumentParser) -> None:
     classes = _baseline_params_classes()
     group = query.add_argument_group(
         "with --links", "the literature's page-level methods; parameter defaults are the papers' values")
-    group.add_argument("--algorithm", choices=BASELINE_ALGORITHMS,
+    group.add_argument("--algorithm", choices=_baseline_algorithms(),
                        help="companion, dh-cocitation (Dean & Henzinger), extended-cocitation, lli "
                             "(Hou & Zhang). Required with --links")
     flags = {
@@ -759,13 +761,9 @@ def baseline_params(args: argparse.Namespace) -> Any:
 
 
 def _baseline_function(algorithm: str) -> Any:
-    from relatedpages.baselines.companion import companion
-    from relatedpages.baselines.dh_cocitation import dh_cocitation
-    from relatedpages.baselines.extended import extended_cocitation
-    from relatedpages.baselines.lli import lli
+    from relatedpages.baselines.methods import PAGE_METHODS
 
-    return {"companion": companion, "dh-cocitation": dh_cocitation,
-            "extended-cocitation": extended_cocitation, "lli": lli}[algorithm]
+    return PAGE_METHODS[algorithm].answer
 
 
 def _load_graph(path: str) -> Any:
@@ -794,7 +792,7 @@ def run_query_links(args: argparse.Namespace) -> int:
     from relatedpages.baselines import NoAnswer
 
     if not args.algorithm:
-        raise UsageError(f"--links needs --algorithm ({'|'.join(BASELINE_ALGORITHMS)})")
+        raise UsageError(f"--links needs --algorithm ({'|'.join(_baseline_algorithms())})")
     params = baseline_params(args)
     urls = _query_lines(args)
     answer_for = _baseline_function(args.algorithm)

@@ -224,30 +224,38 @@ class LinkGraph:
         return f"<LinkGraph {len(self)} nodes, {self.edges} links, names={self.key_kind.value}>"
 
 
+class Interner:
+    """Numbers strings in order of first appearance: ``values[number] == string``.
+
+    >>> names = Interner([""])
+    >>> names("a"), names("b"), names("a"), names.values
+    (1, 2, 1, ['', 'a', 'b'])
+    """
+
+    __slots__ = ("values", "_numbers")
+
+    def __init__(self, initial: Iterable[str] = ()) -> None:
+        self.values: list[str] = []
+        self._numbers: dict[str, int] = {}
+        for value in initial:
+            self(value)
+
+    def __call__(self, value: str) -> int:
+        found = self._numbers.get(value)
+        if found is None:
+            found = self._numbers[value] = len(self.values)
+            self.values.append(value)
+        return found
+
+
 class _Builder:
     """Accumulates pages into flat Python lists, then packs them into arrays."""
 
     def __init__(self, key_kind: KeyKind) -> None:
         self.key_kind = key_kind
-        self.names: list[str] = []
-        self.index: dict[str, int] = {}
-        self.anchor_texts: list[str] = [""]
-        self.anchor_index: dict[str, int] = {"": 0}
+        self.node = Interner()
+        self.anchor = Interner([""])  # 0 = no anchor
         self.links: dict[int, tuple[list[int], list[int], list[int]]] = {}
-
-    def node(self, name: str) -> int:
-        found = self.index.get(name)
-        if found is None:
-            found = self.index[name] = len(self.names)
-            self.names.append(name)
-        return found
-
-    def anchor(self, text: str) -> int:
-        found = self.anchor_index.get(text)
-        if found is None:
-            found = self.anchor_index[text] = len(self.anchor_texts)
-            self.anchor_texts.append(text)
-        return found
 
     def page(self, url: str, links: Sequence[tuple[str, str, int]]) -> None:
         source = self.node(url)
@@ -259,7 +267,7 @@ class _Builder:
         self.links[source] = (targets, anchors, blocks)
 
     def graph(self, host_rule: HostRule = HOST_RULE_DEFAULT) -> LinkGraph:
-        n = len(self.names)
+        n = len(self.node.values)
         degrees = np.zeros(n, dtype=np.int64)
         for source, (targets, _, _) in self.links.items():
             degrees[source] = len(targets)
@@ -276,8 +284,8 @@ class _Builder:
             out_blocks[start:end] = blocks
         crawled = np.zeros(n, dtype=np.bool_)
         crawled[list(self.links)] = True
-        return LinkGraph(self.names, self.key_kind, offsets, out_targets, out_anchors,
-                         out_blocks, self.anchor_texts, crawled, host_rule=host_rule)
+        return LinkGraph(self.node.values, self.key_kind, offsets, out_targets, out_anchors,
+                         out_blocks, self.anchor.values, crawled, host_rule=host_rule)
 
 
 def _invert(out_offsets: OffsetArray, out_targets: IntArray, n: int) -> tuple[OffsetArray, IntArray]:

@@ -75,7 +75,7 @@ from relatedpages.db import (
     is_link_record,
     partition_name,
 )
-from relatedpages.linkgraph import KeyKind, LinkGraph
+from relatedpages.linkgraph import Interner, KeyKind, LinkGraph
 
 logger = logging.getLogger(__name__)
 
@@ -669,8 +669,7 @@ class _OutLists:
         self.n = n
         self.numeric_keys = numeric_keys  # the keys as ascending integers, when they all are
         self.extra: list[str] = []  # targets without a record (not written by our builders)
-        self.anchor_texts = [""]
-        self.anchor_of = {"": 0}
+        self.anchor = Interner([""])  # 0 = no anchor
         self.record_nodes = array("i")  # nodes in the order their records were read
         self.degrees = array("q")
         self.targets, self.anchors, self.blocks = array("i"), array("i"), array("i")
@@ -710,7 +709,7 @@ class _OutLists:
         del flat
         self._add_targets([href.encode("utf-8") for href in hrefs_text])
         if any(texts):
-            self.anchors.extend(map(self._anchor, texts))
+            self.anchors.extend(map(self.anchor, texts))
         else:
             self.anchors.frombytes(bytes(4 * len(texts)))  # every anchor ""
         self.blocks.extend(numbers)
@@ -765,13 +764,6 @@ class _OutLists:
             self.extra.append(href.decode("utf-8"))
         return found
 
-    def _anchor(self, text: str) -> int:
-        found = self.anchor_of.get(text)
-        if found is None:
-            found = self.anchor_of[text] = len(self.anchor_texts)
-            self.anchor_texts.append(text)
-        return found
-
 
 def _assemble(names: list[str], key_kind: KeyKind, lists: _OutLists) -> LinkGraph:
     """Edges grouped by record (in reading order) → CSR in node order, by one gather."""
@@ -797,7 +789,7 @@ def _assemble(names: list[str], key_kind: KeyKind, lists: _OutLists) -> LinkGrap
     if lists.crawled_nodes:
         crawled[np.frombuffer(lists.crawled_nodes, dtype=np.int32)] = True
     return LinkGraph(names, key_kind, offsets, column(lists.targets), column(lists.anchors),
-                     column(lists.blocks), lists.anchor_texts, crawled)
+                     column(lists.blocks), lists.anchor.values, crawled)
 
 
 # ---------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams
 from relatedpages import cli
 from relatedpages.cocitation import CocitationParams, reference_cocitation
+from relatedpages.linkgraph import HostRule
 from relatedpages.evaluation.related import (
     BASELINES,
     BLOCK,
@@ -25,7 +26,6 @@ from relatedpages.evaluation.related import (
     EXTENDED_COCITATION,
     LLI,
     GroundTruth,
-    HostIdentity,
     HubList,
     HubSection,
     at_least,
@@ -326,7 +326,7 @@ GITHUB_INDEX = [
 
 def test_baseline_hosts_are_sites_so_github_lists_are_not_intrinsic_links():
     site_graph = link_graph_of(GITHUB_INDEX)
-    host_graph = link_graph_of(GITHUB_INDEX, HostIdentity.URL_HOST)
+    host_graph = link_graph_of(GITHUB_INDEX, HostRule.URL_HOST)
     assert len({site_graph.host(i) for i in range(len(site_graph))}) == 5
     assert len({host_graph.host(i) for i in range(len(host_graph))}) == 1
     tests = ["https://github.com/o1/a"]

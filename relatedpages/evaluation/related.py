@@ -113,6 +113,7 @@ from typing import TYPE_CHECKING, Any
 
 from lxml import etree
 
+from relatedpages.baselines.methods import PAGE_METHODS
 from relatedpages.linkgraph import HostRule
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ COMPANION = "companion"
 DH_COCITATION = "dh-cocitation"
 EXTENDED_COCITATION = "extended-cocitation"
 LLI = "lli"
-BASELINES = (COMPANION, DH_COCITATION, EXTENDED_COCITATION, LLI)
+BASELINES = tuple(PAGE_METHODS)  # in this order: the constants above name them
 #: Every baseline is scored by default.
 BASELINES_DEFAULT = BASELINES
 
@@ -555,30 +556,14 @@ def with_hosts(graph: LinkGraph, hosts: HostRule) -> LinkGraph:
 
 def baseline_params(name: str, k: int = TOP_K_DEFAULT) -> Any:
     """A baseline's parameters: its module's defaults (the papers' values), at most k results."""
-    from relatedpages.baselines.companion import CompanionParams
-    from relatedpages.baselines.dh_cocitation import DHCocitationParams
-    from relatedpages.baselines.extended import ExtendedCocitationParams
-    from relatedpages.baselines.lli import LLIParams
-
-    kinds: dict[str, Callable[..., Any]] = {
-        COMPANION: CompanionParams, DH_COCITATION: DHCocitationParams,
-        EXTENDED_COCITATION: ExtendedCocitationParams, LLI: LLIParams}
-    if name not in kinds:
+    if name not in PAGE_METHODS:
         raise ValueError(f"unknown baseline {name!r}: choose from {', '.join(BASELINES)}")
-    return kinds[name](max_results=k)
+    return PAGE_METHODS[name].params(max_results=k)
 
 
 def baseline_answer(graph: LinkGraph, node: int, name: str, params: Any) -> Answer:
     """One baseline's answer for ``node`` (``params`` from :func:`baseline_params`)."""
-    from relatedpages.baselines.companion import companion
-    from relatedpages.baselines.dh_cocitation import dh_cocitation
-    from relatedpages.baselines.extended import extended_cocitation
-    from relatedpages.baselines.lli import lli
-
-    methods: dict[str, Callable[[LinkGraph, int, Any], Answer]] = {
-        COMPANION: companion, DH_COCITATION: dh_cocitation,
-        EXTENDED_COCITATION: extended_cocitation, LLI: lli}
-    return methods[name](graph, node, params)
+    return PAGE_METHODS[name].answer(graph, node, params)
 
 
 def describe_params(params: Any) -> dict[str, Any]:
