@@ -197,3 +197,78 @@ def test_nearest_rank_and_summary() -> None:
     assert module.median_of_runs(runs) == module.Timings(2.0, 5.0, 3.0, 7.0, 1.0)
     with pytest.raises(ValueError):
         module.nearest_rank([], 0.5)
+
+
+# -- the crawl-built section --------------------------------------------------------------
+
+LINK_METHODS = ["equivalent-links", "moved"]
+CRAWL_FILES = {"awesomehub/awesomehub.warc.gz": (60, 1), "web/aeb-pages.warc.gz": (20, 2),
+               "web/trafilatura-pages.warc.gz": (20, 3)}
+
+
+@pytest.fixture(scope="module")
+def tiny_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DATA_DIR with the real corpus's layout: three small generated crawls."""
+    from relatedpages.generate import generate_crawl
+
+    data = tmp_path_factory.mktemp("data")
+    for path, (pages, seed) in CRAWL_FILES.items():
+        (data / path).parent.mkdir(exist_ok=True)
+        generate_crawl(data / path, pages=pages, seed=seed)
+    return data
+
+
+@pytest.fixture(scope="module")
+def crawl_report(tiny_data_dir: Path) -> dict:
+    result = run("--crawl", tiny_data_dir, "--queries", 8, "--runs", 2, "--root-sets", 2, "--roots", 3,
+                 "--anchored-links", 6, "--moves", 3, "--json")
+    return json.loads(result.stdout)
+
+
+def test_crawl_alone_times_every_method_on_the_crawl_built_index(crawl_report: dict, tiny_data_dir: Path) -> None:
+    assert "load" not in crawl_report and "algorithms" not in crawl_report  # no edge-list section
+    crawl = crawl_report["crawl"]
+    assert crawl["files"] == [str(tiny_data_dir / path) for path in CRAWL_FILES]
+    built, loaded = crawl["build"], crawl["load"]
+    assert built["records"] == sum(pages for pages, _ in CRAWL_FILES.values())  # distinct URLs per seed
+    assert built["nodes"] == loaded["nodes"] and built["events"]["links_indexed"] == loaded["links"]
+    assert loaded["keys"] == "url" and isinstance(loaded["peak_rss_reset"], bool)
+    assert list(crawl["algorithms"]) == PAGE_METHODS and list(crawl["authorities"]) == SET_METHODS
+    rows = {**crawl["algorithms"], **crawl["authorities"],
+            "equivalent-links": crawl["equivalent_links"], "moved": crawl["moved"]}
+    asked = {**dict.fromkeys(PAGE_METHODS, 8), **dict.fromkeys(SET_METHODS, 2), "equivalent-links": 6, "moved": 3}
+    for name, row in rows.items():
+        assert TIMING_FIELDS <= set(row) and len(row["runs"]) == 2
+        assert 0 <= row["answered"] <= row["asked"] == asked[name]
+        assert row["same_answers_every_run"] is True
+    assert all(name.startswith(("http://", "https://")) for name in crawl["queries"]["nodes"])
+    links = crawl["anchored_links"]["links"]
+    assert len(links) == 6 == len({tuple(link) for link in links})
+    assert all(anchor for _, anchor, _ in links)  # every query link has an anchor
+    moves = crawl["moves"]
+    assert len(moves["urls"]) == 3 and moves["eligible"] >= 3 and moves["updated"] == 0.5
+    assert all(new == url.rstrip("/") + "/moved" for url, new in moves["urls"])
+    assert 0 <= crawl["moved"]["new_location_first"] <= crawl["moved"]["answered"]
+
+
+def test_crawl_and_edges_print_both_tables(tiny_data_dir: Path, tiny: tuple[Path, list[tuple[str, str]]]) -> None:
+    edges_path, _ = tiny
+    out = run("--crawl", tiny_data_dir, "--edges", edges_path, "--queries", 5, "--runs", 1, "--root-sets", 1,
+              "--roots", 3, "--anchored-links", 4, "--moves", 0).stdout
+    lines = out.splitlines()
+    assert f"bench_baselines: {edges_path}" in lines
+    assert lines.index(f"bench_baselines: {edges_path}") < next(
+        i for i, line in enumerate(lines) if line.startswith("bench_baselines: crawl-built link index of"))
+    assert sum(line.startswith("load_link_graph: ") for line in lines) == 2
+    rows = [line.split()[0] for line in lines if line.split()[:1]
+            and line.split()[0] in PAGE_METHODS + SET_METHODS + LINK_METHODS]
+    assert rows == PAGE_METHODS + SET_METHODS + PAGE_METHODS + SET_METHODS + LINK_METHODS
+    assert any(line.startswith("moved") and "(not run: --moves 0)" in line for line in lines)
+    assert any(line.startswith("equivalent-links") and line.split()[-1] == "yes" for line in lines)
+
+
+def test_crawl_refusals(tmp_path: Path) -> None:
+    (tmp_path / "web").mkdir()
+    refused = run("--crawl", tmp_path, check=False)
+    assert refused.returncode == 2 and "no awesomehub/awesomehub.warc.gz" in refused.stderr
+    assert run("--crawl", tmp_path, "--moves", -1, check=False).returncode == 2
