@@ -414,13 +414,21 @@ def run_eval_segmentation(args: argparse.Namespace) -> int:
 # -- eval related ----------------------------------------------------------------------
 
 
-def run_eval_related(args: argparse.Namespace) -> int:
+def _shared_data_folder(name: str) -> Path:
+    """``../shared/data`` as given, or a usage error naming the file it lacks."""
     from relatedpages.evaluation import related as rel
 
-    data = Path(args.data)
+    data = Path(name)
     for relative in (rel.HUB_PATH, *rel.WEB_PATHS):
         if not (data / relative).is_file():
             raise UsageError(f"{data}: not the shared data folder (no {relative})")
+    return data
+
+
+def run_eval_related(args: argparse.Namespace) -> int:
+    from relatedpages.evaluation import related as rel
+
+    data = _shared_data_folder(args.data)
     try:
         t_sweep = [float(v) for v in args.sweep_t.split(",") if v.strip()]
         degree_sweep = [int(v) for v in args.sweep_min_degree.split(",") if v.strip()]
@@ -456,10 +464,7 @@ def run_eval_moved(args: argparse.Namespace) -> int:
     from relatedpages.evaluation import moved as mv
     from relatedpages.evaluation import related as rel
 
-    data = Path(args.data)
-    for relative in (rel.HUB_PATH, *rel.WEB_PATHS):
-        if not (data / relative).is_file():
-            raise UsageError(f"{data}: not the shared data folder (no {relative})")
+    data = _shared_data_folder(args.data)
     if args.pages < 2:
         raise UsageError(f"--pages must be >= 2 (each move's control is another moved page), got {args.pages}")
     try:

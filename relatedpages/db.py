@@ -87,6 +87,7 @@ import shutil
 import threading
 import time
 import zlib
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -767,7 +768,7 @@ def _manifest_from_json(raw: dict[str, Any]) -> Manifest:
 V = TypeVar("V")
 
 
-class PartitionedDB(Generic[V]):
+class PartitionedDB(ABC, Generic[V]):
     """A read-only partitioned database whose values decode to ``V``; safe to share
     between threads.
 
@@ -905,9 +906,9 @@ class PartitionedDB(Generic[V]):
         except (UnicodeDecodeError, json.JSONDecodeError, TypeError, ValueError):
             self._corrupt(index, f"malformed record at byte {start}")
 
+    @abstractmethod
     def _decode_value(self, data: bytes) -> V:
         """A value's JSON bytes → ``V``; raises ``ValueError`` or ``TypeError`` when malformed."""
-        raise NotImplementedError
 
     # -- partitions ----------------------------------------------------------------------
 

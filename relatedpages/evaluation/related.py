@@ -554,10 +554,14 @@ def with_hosts(graph: LinkGraph, hosts: HostRule) -> LinkGraph:
     return graph.with_host_rule(hosts)
 
 
-def baseline_params(name: str, k: int = TOP_K_DEFAULT) -> Any:
-    """A baseline's parameters: its module's defaults (the papers' values), at most k results."""
+def _check_baseline(name: str) -> None:
     if name not in PAGE_METHODS:
         raise ValueError(f"unknown baseline {name!r}: choose from {', '.join(BASELINES)}")
+
+
+def baseline_params(name: str, k: int = TOP_K_DEFAULT) -> Any:
+    """A baseline's parameters: its module's defaults (the papers' values), at most k results."""
+    _check_baseline(name)
     return PAGE_METHODS[name].params(max_results=k)
 
 
@@ -636,8 +640,7 @@ def parse_baselines(text: str) -> tuple[str, ...]:
     if names == ["all"]:
         return BASELINES
     for name in names:
-        if name not in BASELINES:
-            raise ValueError(f"unknown baseline {name!r}: choose from {', '.join(BASELINES)}")
+        _check_baseline(name)
     return tuple(dict.fromkeys(names))
 
 
@@ -708,8 +711,7 @@ def check_parameters(
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
     for name in baselines:
-        if name not in BASELINES:
-            raise ValueError(f"unknown baseline {name!r}: choose from {', '.join(BASELINES)}")
+        _check_baseline(name)
 
 
 #: A page-level algorithm for :func:`evaluate`'s ``extra``: index records -> related dict.
