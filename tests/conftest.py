@@ -5,21 +5,18 @@ Tests that need ``../shared/data`` skip when it is missing, except in CI
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from relatedpages.shared_data import shared_data_dir
+from tests.prerequisites import missing_prerequisite
 
 
 def _require(relative: str) -> Path:
     path = shared_data_dir() / relative
     if not path.exists():
-        message = f"shared data set missing: {path}"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message + " (CI=true: data-dependent tests must run)")
-        pytest.skip(message)
+        missing_prerequisite(f"shared data set missing: {path}", "data-dependent tests")
     return path
 
 

@@ -28,12 +28,13 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
+from tests.prerequisites import run_hadoop_script
+
 pytestmark = [pytest.mark.hadoop, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 HADOOP_HOME = REPO / "hadoop"
 CONF = REPO / "conf" / "mrjob.conf"
-SETUP_MISSING_PREREQUISITE = 3  # scripts/hadoop-setup's exit status
 HUB_PAGES = 8
 AEB_PAGES = 4
 RELATED_T = "1"  # low enough that a dozen pages give thousands of output lines (3229)
@@ -46,14 +47,7 @@ HADOOP_FRAMEWORK_GROUP = "Map-Reduce Framework"
 @pytest.fixture(scope="session")
 def hadoop_home() -> Path:
     """scripts/hadoop-setup, run once (idempotent: about a second when already done)."""
-    proc = subprocess.run([str(REPO / "scripts" / "hadoop-setup")], capture_output=True,
-                          text=True, timeout=900)
-    if proc.returncode == SETUP_MISSING_PREREQUISITE:
-        message = f"Hadoop prerequisites missing: {proc.stderr.strip()}"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message + " (CI=true: the Hadoop tests must run)")
-        pytest.skip(message)
-    assert proc.returncode == 0, proc.stderr
+    run_hadoop_script([str(REPO / "scripts" / "hadoop-setup")])
     return HADOOP_HOME
 
 

@@ -12,7 +12,6 @@ Skipped without a JDK 17 or Maven, except in CI (``CI=true``), where that fails.
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from relatedpages.db import RelatedPagesDB
+from tests.prerequisites import run_hadoop_script
 from tests.test_hadoop import (
     HADOOP_FRAMEWORK_GROUP,
     REPO,
-    SETUP_MISSING_PREREQUISITE,
     job_env,
     printed_counters,
     run_cli,
@@ -42,14 +41,7 @@ RELATED_T = "1"
 @pytest.fixture(scope="module")
 def cluster_env() -> Iterator[dict[str, str]]:
     """A running MiniCluster and the client environment that points at it; stopped after."""
-    started = subprocess.run([str(MINICLUSTER), "start"], capture_output=True, text=True,
-                             timeout=900)
-    if started.returncode == SETUP_MISSING_PREREQUISITE:
-        message = f"Hadoop prerequisites missing: {started.stderr.strip()}"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message + " (CI=true: the Hadoop tests must run)")
-        pytest.skip(message)
-    assert started.returncode == 0, started.stderr[-3000:]
+    run_hadoop_script([str(MINICLUSTER), "start"])
     try:
         exports = subprocess.run([str(MINICLUSTER), "env"], capture_output=True, text=True,
                                  check=True).stdout
