@@ -9,21 +9,23 @@ before computing."
 How :meth:`AnchorWords.words` reads an anchor:
 
 1. Unicode NFKC (full-width ``Ｐｙｔｈｏｎ`` → ``Python``, common on Chinese pages), lower
-   case, typographic apostrophes read as ``'``.
+   case, typographic apostrophes read as ``'``, repeated until nothing changes
+   (:func:`normalise_text`: lower-casing can produce text that NFKC changes again).
 2. Tokens: maximal runs of Han characters, and runs of other letters and digits (joined by
    inner apostrophes: ``don't``); everything else (spaces, punctuation, ``_``, symbols)
    separates tokens, so ``awesome-python`` is two tokens.
 3. Han runs are cut into words with jieba (standing in for the paper's ICTCLAS; accurate
    mode with HMM, deterministic); Chinese stop words (``data/stopwords-zh.txt``) removed.
-4. Other tokens: English stop words (``data/stopwords-en.txt``, matched against the surface
-   token) removed, a possessive ``'s`` and other apostrophes dropped, then Latin-script tokens
+4. Other tokens: a possessive ``'s`` and other apostrophes dropped, then Latin-script tokens
    are stemmed with Porter's *original* 1980 algorithm (nltk's
    ``PorterStemmer.ORIGINAL_ALGORITHM``: e.g. ``possibly`` → ``possibli``, where the later
    revised C version gives ``possibl``).  Other scripts (Cyrillic, kana, Hangul, …) are kept
    as lower-case tokens.
-5. Optional extra stop words (e.g. :func:`corpus_stop_words`, the corpus's highest
-   document-frequency anchor words) are removed when either the surface token or the
-   resulting word is among them.
+5. Stop words — the shipped English list (``data/stopwords-en.txt``) and the optional extra
+   ones (e.g. :func:`corpus_stop_words`, the corpus's highest document-frequency anchor
+   words) — are removed when the surface token (``don't``), the token without its
+   apostrophes (``d'o`` → ``do``) or the final word is among them: every filter sees the
+   final form, so no stop word ever reaches the anchor term of Eq. 6.
 
 An anchor made only of stop words has no words (``frozenset()``); that is not an *empty
 anchor* in the link-filter sense (see ``filters/links.py``), which concerns anchor text.
@@ -71,6 +73,8 @@ _WORD_CHARS = rf"[^\W_{_HAN_CHARS}]"
 _TOKEN = re.compile(rf"(?P<han>[{_HAN_CHARS}]+)|{_WORD_CHARS}+(?:'{_WORD_CHARS}+)*")
 # Latin script after lower-casing: ASCII, Latin-1, Latin Extended-A/B and Additional.
 _LATIN_TOKEN = re.compile(r"[0-9a-z\u00df-\u00f6\u00f8-\u00ff\u0100-\u024f\u1e00-\u1eff]+")
+#: Rounds of NFKC + lower case before giving up on a fixed point (real text needs two).
+_NORMALISE_MAX_ROUNDS = 8
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u00b4": "'"})
 
 
@@ -102,7 +106,7 @@ class AnchorWords:
             raise ValueError("extra_stop_words must be an iterable of words, not one str")
         self.cache_dir: str = os.fspath(cache_dir) if cache_dir is not None else _default_cache_dir()
         self.extra_stop_words: frozenset[str] = frozenset(
-            unicodedata.normalize("NFKC", word).lower() for word in extra_stop_words
+            normalise_text(word) for word in extra_stop_words
         )
         # An instance-level cache (not one lru_cache on the method shared by all instances):
         # instances with different stop words must not share results.
@@ -125,26 +129,47 @@ class AnchorWords:
         return self._cached_words(anchor)
 
     def _compute_words(self, anchor: str) -> frozenset[str]:
-        text = unicodedata.normalize("NFKC", anchor).lower().translate(_APOSTROPHES)
+        text = normalise_text(anchor)
         stop_en, stop_zh = _stop_words()
-        extra = self.extra_stop_words
+        stop = stop_en | self.extra_stop_words
         result: set[str] = set()
         for match in _TOKEN.finditer(text):
             token = match.group(0)
             if match.group("han") is not None:
                 for word in _jieba_tokenizer(self.cache_dir).cut(token):
-                    if word not in stop_zh and word not in extra:
+                    # jieba returns substrings of a normalised Han run: already final.
+                    if word not in stop_zh and word not in stop:
                         result.add(word)
                 continue
-            if token in stop_en or token in extra:
+            if token in stop:  # the surface form: "don't"
                 continue
-            if token.endswith("'s"):
-                token = token[:-2]
-            token = token.replace("'", "")
-            word = porter_stem(token) if _LATIN_TOKEN.fullmatch(token) else token
-            if word and word not in extra:
+            bare = token[:-2] if token.endswith("'s") else token
+            bare = bare.replace("'", "")
+            if not bare or bare in stop:  # "d'o" -> "do"
+                continue
+            word = porter_stem(bare) if _LATIN_TOKEN.fullmatch(bare) else bare
+            if word and word not in stop and word not in stop_zh:  # the final form
                 result.add(word)
         return frozenset(result)
+
+
+def normalise_text(text: str) -> str:
+    """NFKC, lower case and ``'`` for typographic apostrophes, to a fixed point.
+
+    One pass is not enough: lower-casing can produce text that NFKC changes again, so a
+    single pass would leave forms that no stop list was normalised to.
+
+    >>> normalise_text("Ｄ\u2019Ｏ")
+    "d'o"
+    >>> all(normalise_text(normalise_text(s)) == normalise_text(s) for s in ("İS", "ǅ", "ﬁ"))
+    True
+    """
+    for _ in range(_NORMALISE_MAX_ROUNDS):
+        normalised = unicodedata.normalize("NFKC", text).lower().translate(_APOSTROPHES)
+        if normalised == text:
+            return text
+        text = normalised
+    return text
 
 
 def has_han(text: str) -> bool:
@@ -217,7 +242,7 @@ def _stemmer() -> _Stemmer:
 def _read_words(resource: str) -> frozenset[str]:
     text = resources.files("filters").joinpath("data", resource).read_text(encoding="utf-8")
     return frozenset(
-        unicodedata.normalize("NFKC", line.strip()).lower()
+        normalise_text(line.strip())
         for line in text.splitlines()
         if line.strip() and not line.lstrip().startswith("#")
     )

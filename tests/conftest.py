@@ -24,3 +24,42 @@ def _require(relative: str) -> Path:
 def shared_data():
     """A function mapping a path relative to ``../shared/data`` to a real path."""
     return _require
+
+
+# --------------------------------------------------------------------------------------
+# Hypothesis: one profile per run (tests/hypothesis_profiles.py)
+
+from tests import hypothesis_profiles  # noqa: E402
+
+_PROFILE = hypothesis_profiles.load_profile()
+_BUDGET = hypothesis_profiles.FuzzBudget(None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _BUDGET
+    config.addinivalue_line("markers", "property: a Hypothesis property test")
+    if _PROFILE == hypothesis_profiles.FUZZ_PROFILE:
+        _BUDGET = hypothesis_profiles.FuzzBudget.from_environment()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    scale = hypothesis_profiles.fuzz_scale() if _PROFILE == hypothesis_profiles.FUZZ_PROFILE else 1
+    return f"hypothesis profile: {_PROFILE}" + (f" (examples x{scale})" if scale > 1 else "")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    hypothesis_profiles.mark_and_scale(items, _PROFILE)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _BUDGET.check(item)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _BUDGET.not_run:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(
+                f"fuzz: time budget spent, {len(_BUDGET.not_run)} property tests not run "
+                f"(first: {_BUDGET.not_run[0]})", red=True)

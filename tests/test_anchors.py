@@ -8,7 +8,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from nltk.stem.porter import PorterStemmer
 
@@ -18,6 +18,7 @@ from filters.anchors import (
     AnchorWords,
     corpus_stop_words,
     has_han,
+    normalise_text,
     porter_stem,
     stop_words_en,
     stop_words_zh,
@@ -314,8 +315,41 @@ def test_words_are_cached_per_anchor(jieba_dir: Path) -> None:
     assert uncached.words("Python Libraries") == first
 
 
+@pytest.mark.parametrize(
+    ("anchor", "words"),
+    [
+        ("D'O", set()),  # the apostrophe goes, "d" + "o" = "do": a stop word (CI's failure)
+        ("D\u2019O", set()),  # the same through a typographic apostrophe
+        ("\uff24'\uff2f", set()),  # ... and through full width (NFKC)
+        ("It'S", set()),  # possessive stripped: "it"
+        ("Thes", set()),  # stemmed: "the"
+        ("\u24c9\u24d7\u24d4", set()),  # circled letters: NFKC gives "the"
+        ("\u1d57\u02b0\u1d49", set()),  # modifier letters: NFKC gives "the"
+        ("\u0130S", set()),  # dotted capital I lower-cases to i + U+0307: two tokens, "i", "s"
+        ("D'O Brien", {"brien"}),
+    ],
+)
+def test_stop_words_filter_the_final_form(analyser: AnchorWords, anchor: str, words: set[str]) -> None:
+    assert analyser.words(anchor) == frozenset(words)
+
+
+def test_normalise_text_reaches_a_fixed_point() -> None:
+    for text in ("\u0130S", "\u01c5", "\ufb01", "\uff24\u2019\uff2f", "\u1e9e", "K\u212a"):
+        once = normalise_text(text)
+        assert normalise_text(once) == once
+        assert unicodedata.normalize("NFKC", once).lower() == once
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text())
+@example("D'O")
+@example("D\u2019O")
+@example("\uff24\uff07\uff2f")
+@example("It'S")
+@example("Thes")
+@example("\u24c9\u24d7\u24d4")
+@example("\u0130S \u01c5 \ufb01")
+@example("\u1d57\u02b0\u1d49 K\u212a")
 def test_words_never_raise_and_are_clean(analyser: AnchorWords, anchor: str) -> None:
     words = analyser.words(anchor)
     assert isinstance(words, frozenset)
