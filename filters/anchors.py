@@ -264,9 +264,16 @@ def stop_words_zh() -> frozenset[str]:
     return _stop_words()[1]
 
 
-@functools.cache
+#: jieba tokenizers kept per process (each holds its whole dictionary, ~100 MB).  Bounded:
+#: a process that runs many jobs (mrjob's inline runner, a test run) gives every task a
+#: folder of its own, and an unbounded cache keyed by folder grew until the kernel killed it.
+_JIEBA_TOKENIZERS = 2
+
+
+@functools.lru_cache(maxsize=_JIEBA_TOKENIZERS)
 def _jieba_tokenizer(cache_dir: str) -> _JiebaCutter:
-    """jieba with its bundled dictionary, its cache file in ``cache_dir``; once per process."""
+    """jieba with its bundled dictionary, its cache file in ``cache_dir``; once per process
+    and folder (the last :data:`_JIEBA_TOKENIZERS` folders)."""
     import jieba as jieba_module
 
     # jieba logs its set-up at DEBUG to its own stderr handler; keep task logs quiet.

@@ -36,7 +36,7 @@ from relatedpages.chain import (
     encode_aux_value,
     encode_pair_value,
 )
-from relatedpages.similarity import micro, total_from_micro, unmicro
+from relatedpages.similarity import micro, score_from_micro, unmicro
 
 # One switch per link filter, named after LinkFilterParams' boolean fields.
 FILTER_SWITCHES = tuple(
@@ -59,14 +59,29 @@ class MRRelatedPages(ShippedJob):
             help="S: drop blocks with more links (0: keep all). Default: %(default)s")
         arg("--lam", type=int, default=sim.LAMBDA_DEFAULT,
             help="λ: near-neighbour threshold of the proximity factor (Eq. 5). Default: %(default)s")
+        arg("--preset", choices=[p.value for p in sim.Preset], default=sim.Preset.DEFAULT.value,
+            help="parameter set: 'paper' is Eq. 5-13 with the paper's values exactly; "
+                 "'default' departs where the evaluation proved it better (T = 0, "
+                 "corroborated score, sqrt damping, evidence tie-break). The options below "
+                 "override the preset. Default: %(default)s")
         arg("--r", type=int, default=sim.R_DEFAULT,
             help="r: anchor repetition cap per citing site (Eq. 12). Default: %(default)s")
         arg("--n", type=float, default=sim.N_DEFAULT,
             help="N: domain similarity cap (Eq. 12). Default: %(default)s")
         arg("--m", type=int, default=sim.M_DEFAULT,
             help="M: related pages kept per page. Default: %(default)s")
-        arg("--t", type=float, default=sim.T_DEFAULT,
-            help="T: minimum total similarity (Eq. 13). Default: %(default)s")
+        arg("--t", type=float, default=None,
+            help="T: minimum score (Eq. 13). Default: the preset's (paper 4.0, default 0)")
+        arg("--damping", choices=[d.value for d in sim.Damping], default=None,
+            help="damping by in_p2: log = 1 + ln in_p2 (Eq. 13), sqrt (cosine), none. "
+                 "Default: the preset's (paper log, default sqrt)")
+        arg("--score", choices=[f.value for f in sim.ScoreForm], default=None,
+            help="total = sum of DS_d over citing sites (Eq. 13); corroborated = the same "
+                 "without the strongest site. Default: the preset's (paper total, default "
+                 "corroborated)")
+        arg("--tie-break", choices=[b.value for b in sim.TieBreak], default=None,
+            help="order of equal scores: url, or evidence (in_p2, then summed DS_d, then "
+                 "URL). Default: the preset's (paper url, default evidence)")
         arg("--evidence", type=int, default=sim.EVIDENCE_DEFAULT,
             help="citing sites kept as evidence per result. Default: %(default)s")
         for name in FILTER_SWITCHES:
@@ -81,9 +96,12 @@ class MRRelatedPages(ShippedJob):
                 name: not getattr(options, f"no_{name}_filter") for name in FILTER_SWITCHES
             }
             self.link_params = LinkFilterParams(large_block=options.large_block, **switches)
-            self.sim_params = sim.SimilarityParams(
-                lam=options.lam, r=options.r, n=options.n, m=options.m, t=options.t,
-                evidence=options.evidence,
+            chosen = {name: getattr(options, name)
+                      for name in ("t", "damping", "score", "tie_break")
+                      if getattr(options, name) is not None}
+            self.sim_params = sim.preset_params(
+                options.preset, lam=options.lam, r=options.r, n=options.n, m=options.m,
+                evidence=options.evidence, **chosen,
             )
         except ValueError as error:
             self.arg_parser.error(str(error))
@@ -133,22 +151,24 @@ class MRRelatedPages(ShippedJob):
         self, page: str, values: Iterator[Any]
     ) -> Iterator[tuple[str, list[Any]]]:
         """Input: p2 → auxiliary values first, then (p1, TSD, A_p,p2, S_p) sorted by p1,
-        TSD, anchor and similarity descending (Sort1).  Output: p1 → (p2, TS(p1 → p2),
-        evidence) for TS >= T.  One pass, constant memory: integer sums, a small heap."""
+        TSD, anchor and similarity descending (Sort1).  Output: p1 → (p2, score, evidence,
+        in_p2, Σ_d DS_d) for score >= T; the score is TS(p1 → p2) of Eq. 13 under the
+        paper preset.  One pass, constant memory: integer sums, a small heap."""
         params = self.sim_params
         n_micro, cap = micro(params.n), params.r
         in_p2 = 0
         other = site = anchor = None
         taken = 0  # values taken from the current anchor group (the r cap)
-        site_micro = total_micro = 0
+        site_micro = total_micro = max_micro = 0
         evidence: list[tuple[int, str]] = []  # min-heap of (ds, site) of the best sites
 
         def close_site() -> None:
-            nonlocal total_micro, site_micro
+            nonlocal total_micro, site_micro, max_micro
             if site is None:
                 return
             ds = min(n_micro, site_micro)  # Eq. 12
             total_micro += ds
+            max_micro = max(max_micro, ds)
             heapq.heappush(evidence, (ds, _Desc(site)))
             if len(evidence) > params.evidence:
                 heapq.heappop(evidence)
@@ -158,10 +178,11 @@ class MRRelatedPages(ShippedJob):
             if other is None:
                 return
             close_site()
-            ts = total_from_micro(total_micro, in_p2)  # Eq. 13
+            ts = score_from_micro(total_micro, max_micro, in_p2, params)  # Eq. 13
             if ts >= params.t:
                 best = sorted(evidence, key=lambda item: (-item[0], item[1].value))
-                yield other, [page, ts, [[s.value, unmicro(ds)] for ds, s in best]]
+                yield other, [page, ts, [[s.value, unmicro(ds)] for ds, s in best],
+                              in_p2, unmicro(total_micro)]
             else:
                 self.increment_counter(CHAIN_GROUP, "scores_below_threshold")
 
@@ -176,7 +197,7 @@ class MRRelatedPages(ShippedJob):
             if p1 != other:
                 yield from close_other()
                 other, site, anchor, taken = p1, value_site, value_anchor, 0
-                total_micro = site_micro = 0
+                total_micro = site_micro = max_micro = 0
                 evidence = []
             elif value_site != site:
                 close_site()
@@ -193,12 +214,16 @@ class MRRelatedPages(ShippedJob):
     def reducer_top_related(
         self, page: str, values: Iterator[list[Any]]
     ) -> Iterator[tuple[str, list[list[Any]]]]:
-        """Input: p1 → (p2, TS, evidence).  Output: p1 → at most M of them, best first,
-        ties by URL (a bounded heap: constant memory)."""
-        best = heapq.nsmallest(self.sim_params.m, values, key=lambda v: (-v[1], v[0]))
+        """Input: p1 → (p2, score, evidence, in_p2, Σ DS_d).  Output: p1 → at most M
+        ``[p2, score, evidence]``, best first, ties as the preset says (a bounded heap:
+        constant memory)."""
+        tie_break = self.sim_params.tie_break
+        best = heapq.nsmallest(
+            self.sim_params.m, (sim.Candidate(*value) for value in values),
+            key=lambda candidate: sim.candidate_key(candidate, tie_break))
         if best:
             self.increment_counter(CHAIN_GROUP, "pages_with_related")
-            yield page, best
+            yield page, [[c.url, c.score, c.evidence] for c in best]
 
 
 class _Desc:

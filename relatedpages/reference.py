@@ -19,7 +19,7 @@ from relatedpages.similarity import (
     LinkLike,
     RelatedEntry,
     SimilarityParams,
-    directed_score,
+    directed_candidate,
     in_counts,
     page_pairs,
     top_related,
@@ -56,11 +56,9 @@ def related_from_filtered(
             sims[pair.p2][pair.p1][pair.site][pair.anchor1].append(pair.s)
     related: dict[str, list[RelatedEntry]] = {}
     for source in sorted(sims):
-        candidates = []
-        for target, by_site in sims[source].items():
-            ts, evidence = directed_score(by_site, in_p[target], sim_params)
-            candidates.append((target, ts, evidence))
-        entries = top_related(candidates, sim_params.m, sim_params.t)
+        candidates = [directed_candidate(target, by_site, in_p[target], sim_params)
+                      for target, by_site in sims[source].items()]
+        entries = top_related(candidates, sim_params.m, sim_params.t, sim_params.tie_break)
         if entries:
             related[source] = entries
     return related

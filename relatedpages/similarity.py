@@ -24,8 +24,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Any, NamedTuple, Protocol, TypeAlias
 
 #: Near-neighbour threshold lambda of the proximity factor (Eq. 5).
 LAMBDA_DEFAULT = 8
@@ -41,6 +42,40 @@ T_DEFAULT = 4.0
 EVIDENCE_DEFAULT = 3
 #: Decimal digits every S_p, DS_d and TS is rounded to (see the module docstring).
 ROUND_DIGITS = 6
+
+
+
+class Damping(str, Enum):
+    """How a related page's score is damped by its in_p (the blocks that contain it)."""
+
+    LOG = "log"  # the paper's Eq. 13: / (1 + ln in_p2)
+    SQRT = "sqrt"  # / sqrt(in_p2): cosine ranking (in_p1 is the same for all of p1's list)
+    NONE = "none"  # raw sums
+
+
+class ScoreForm(str, Enum):
+    """What is damped: every citing site's DS_d, or only the corroborating ones."""
+
+    TOTAL = "total"  # Σ_d DS_d (Eq. 13)
+    # Σ_d DS_d − max_d DS_d: the evidence of the sites beyond the strongest one.  One
+    # citing site is a hint (a single curator); only other sites corroborate it.
+    CORROBORATED = "corroborated"
+
+
+class TieBreak(str, Enum):
+    """The order of results with equal scores."""
+
+    URL = "url"  # the paper's (URL ascending)
+    # in_p2 descending (the better-known page first), then Σ_d DS_d descending, then URL.
+    EVIDENCE = "evidence"
+
+
+class Preset(str, Enum):
+    """Named parameter sets: ``paper`` is Eq. 5-13 exactly; ``default`` is the product."""
+
+    DEFAULT = "default"
+    PAPER = "paper"
+
 
 #: ``[citing_site, ds]`` pairs, best first: the JSON shape of the evidence.
 Evidence: TypeAlias = list[list[Any]]
@@ -88,8 +123,12 @@ def _check_float(name: str, value: object, *, positive: bool) -> float:
 class SimilarityParams:
     """The parameters of Eq. 5-13 and of the related-page lists.
 
-    >>> SimilarityParams()
-    SimilarityParams(lam=8, r=9, n=10.0, m=15, t=4.0, evidence=3)
+    The field defaults are the paper's (``--preset paper``); :func:`preset_params` gives the
+    product's default preset.
+
+    >>> SimilarityParams()  # doctest: +NORMALIZE_WHITESPACE
+    SimilarityParams(lam=8, r=9, n=10.0, m=15, t=4.0, evidence=3, damping=<Damping.LOG: 'log'>,
+                     score=<ScoreForm.TOTAL: 'total'>, tie_break=<TieBreak.URL: 'url'>)
     >>> SimilarityParams(r=0)
     Traceback (most recent call last):
     ...
@@ -102,8 +141,17 @@ class SimilarityParams:
     m: int = M_DEFAULT
     t: float = T_DEFAULT
     evidence: int = EVIDENCE_DEFAULT
+    damping: Damping = Damping.LOG
+    score: ScoreForm = ScoreForm.TOTAL
+    tie_break: TieBreak = TieBreak.URL
 
     def __post_init__(self) -> None:
+        for name, kind in (("damping", Damping), ("score", ScoreForm), ("tie_break", TieBreak)):
+            try:
+                object.__setattr__(self, name, kind(getattr(self, name)))
+            except ValueError:
+                choices = ", ".join(member.value for member in kind)
+                raise ValueError(f"{name} must be one of {choices}, got {getattr(self, name)!r}") from None
         _check_int("lam", self.lam, 0)
         _check_int("r", self.r, 1)
         _check_int("m", self.m, 1)
@@ -111,6 +159,39 @@ class SimilarityParams:
         # N = 0 would make every DS_d zero: no page could ever be related.
         object.__setattr__(self, "n", _check_float("n", self.n, positive=True))
         object.__setattr__(self, "t", _check_float("t", self.t, positive=False))
+
+
+#: The default preset's departures from the paper, each measured on the development split
+#: of the hub lists and on generated webs (README, "Choosing the default preset"):
+#: * T = 0: the paper's T = 4.0 is an absolute threshold tuned on 37.5 M pages; on smaller
+#:   crawls almost nothing reaches it.  The lists are cut at M only.
+#: * score = corroborated, damping = sqrt: a single citing site is a hint, not evidence
+#:   (99 % of the paper score's results on the hub lists rest on one site and ~70 % tie at
+#:   1.0); what the other sites add, damped as cosine (sqrt of in_p2), ranks.
+#: * tie-break = evidence: results no other site corroborates are ordered by how many
+#:   blocks cite them (the better-known page first), then by their summed DS_d; never by
+#:   URL while evidence differs.
+DEFAULT_PRESET_CHANGES: Mapping[str, Any] = {
+    "t": 0.0,
+    "damping": Damping.SQRT,
+    "score": ScoreForm.CORROBORATED,
+    "tie_break": TieBreak.EVIDENCE,
+}
+
+
+def preset_params(preset: Preset | str, **overrides: Any) -> SimilarityParams:
+    """The similarity parameters of a preset, with explicit ``overrides`` on top.
+
+    >>> preset_params("paper") == SimilarityParams()
+    True
+    >>> p = preset_params("default", m=10)
+    >>> (p.t, p.damping.value, p.score.value, p.tie_break.value, p.m)
+    (0.0, 'sqrt', 'corroborated', 'evidence', 10)
+    """
+    base = SimilarityParams()
+    if Preset(preset) is Preset.DEFAULT:
+        base = replace(base, **DEFAULT_PRESET_CHANGES)
+    return replace(base, **overrides)
 
 
 def proximity(i: int, j: int, lam: int) -> float:
@@ -290,6 +371,45 @@ def total_from_micro(ds_sum_micro: int, in_p2: int) -> float:
     return round((ds_sum_micro / SCALE) / (1.0 + math.log(in_p2)), ROUND_DIGITS)
 
 
+def damped(value: float, in_p2: int, damping: Damping) -> float:
+    """``value`` damped by in_p2: the paper's 1 + ln in_p2, sqrt(in_p2) or nothing.
+
+    >>> damped(2.0, 4, Damping.SQRT), damped(2.0, 4, Damping.NONE), round(damped(2.0, 4, Damping.LOG), 6)
+    (1.0, 2.0, 0.83812)
+    """
+    if in_p2 < 1:
+        raise ValueError(f"in_p2 must be >= 1 (p2 is in the block that cites it), got {in_p2!r}")
+    if damping is Damping.LOG:
+        return value / (1.0 + math.log(in_p2))
+    if damping is Damping.SQRT:
+        return value / math.sqrt(in_p2)
+    return value
+
+
+def score_from_micro(ds_sum_micro: int, ds_max_micro: int, in_p2: int,
+                     params: SimilarityParams) -> float:
+    """The score of p2 for p1 from the exact sums in micro-units, rounded to ROUND_DIGITS:
+    TS of Eq. 13 (paper preset), or the corroborated, damped sum (default preset).
+
+    >>> score_from_micro(8_000_000, 5_000_000, 1, SimilarityParams())
+    8.0
+    >>> score_from_micro(8_000_000, 5_000_000, 4, preset_params("default"))
+    1.5
+    """
+    kept = ds_sum_micro - ds_max_micro if params.score is ScoreForm.CORROBORATED else ds_sum_micro
+    return round(damped(kept / SCALE, in_p2, params.damping), ROUND_DIGITS)
+
+
+class Candidate(NamedTuple):
+    """A scored related page before the top-M cut: what the ranking reads."""
+
+    url: str
+    score: float
+    evidence: Evidence
+    in_p: int = 1  # in_p of the related page (the evidence tie-break)
+    ds_sum: float = 0.0  # Σ_d DS_d (the evidence tie-break)
+
+
 def total_similarity(ds_by_site: Mapping[str, float], in_p2: int) -> float:
     """Eq. 13: TS = sum over citing sites of DS_d, damped by 1 / (1 + ln in_p2).
 
@@ -321,33 +441,64 @@ def directed_score(
     in_p2: int,
     params: SimilarityParams,
 ) -> tuple[float, Evidence]:
-    """TS(p1 -> p2) and its evidence from the S_p of every pair {p1, p2}.
+    """The score of p2 for p1 (TS(p1 -> p2) under the paper preset) and its evidence.
 
     ``sims_by_site`` maps citing site d to {anchor key of p2: [S_p, ...]}: the r cap is
     per (d, anchor of p2) (Eq. 11-12), the N cap per d (Eq. 12), the damping uses in_p2
-    (Eq. 13).
+    (Eq. 13, or as ``params`` says).
     """
-    ds_by_site = {
-        site: domain_similarity(groups, params.r, params.n) for site, groups in sims_by_site.items()
+    candidate = directed_candidate("", sims_by_site, in_p2, params)
+    return candidate.score, candidate.evidence
+
+
+def directed_candidate(
+    url: str,
+    sims_by_site: Mapping[str, Mapping[str, Sequence[float]]],
+    in_p2: int,
+    params: SimilarityParams,
+) -> Candidate:
+    """:func:`directed_score` as a :class:`Candidate` for ``url`` (with its tie keys)."""
+    ds_micro = {
+        site: domain_similarity_micro(groups, params.r, params.n)
+        for site, groups in sims_by_site.items()
     }
-    return total_similarity(ds_by_site, in_p2), top_evidence(ds_by_site, params.evidence)
+    total, best = sum(ds_micro.values()), max(ds_micro.values(), default=0)
+    ds_by_site = {site: unmicro(value) for site, value in ds_micro.items()}
+    return Candidate(url, score_from_micro(total, best, in_p2, params),
+                     top_evidence(ds_by_site, params.evidence), in_p2, unmicro(total))
 
 
 def rank_key(url: str, ts: float) -> tuple[float, str]:
-    """Sort key of related pages: TS descending, then URL ascending (ties)."""
+    """Sort key of related pages under the URL tie-break: TS descending, then URL."""
     return (-ts, url)
 
 
-def top_related(
-    candidates: Iterable[tuple[str, float, Evidence]], m: int, t: float
-) -> list[RelatedEntry]:
-    """The related-page list: candidates with TS >= T, best first, ties by URL, at most M.
+def candidate_key(candidate: Candidate, tie_break: TieBreak) -> tuple[Any, ...]:
+    """Sort key of a candidate: score descending, then the tie-break.
 
-    ``candidates`` are ``(related_url, ts, evidence)`` with ``ts`` already rounded by
-    :func:`total_similarity`; the result is ``[[related_url, ts, evidence], ...]``.
+    >>> a, b = Candidate("a", 1.0, [], 1, 2.0), Candidate("b", 1.0, [], 5, 1.0)
+    >>> sorted([a, b], key=lambda c: candidate_key(c, TieBreak.URL))[0].url
+    'a'
+    >>> sorted([a, b], key=lambda c: candidate_key(c, TieBreak.EVIDENCE))[0].url
+    'b'
+    """
+    if tie_break is TieBreak.EVIDENCE:
+        return (-candidate.score, -candidate.in_p, -candidate.ds_sum, candidate.url)
+    return rank_key(candidate.url, candidate.score)
+
+
+def top_related(
+    candidates: Iterable[tuple[str, float, Evidence] | Candidate], m: int, t: float,
+    tie_break: TieBreak = TieBreak.URL,
+) -> list[RelatedEntry]:
+    """The related-page list: candidates with score >= T, best first, at most M.
+
+    ``candidates`` are :class:`Candidate`\\ s or ``(related_url, ts, evidence)`` with ``ts``
+    already rounded; the result is ``[[related_url, ts, evidence], ...]``.
 
     >>> top_related([("b", 4.0, []), ("a", 4.0, []), ("c", 3.999999, []), ("d", 5.0, [])], 2, 4.0)
     [['d', 5.0, []], ['a', 4.0, []]]
     """
-    kept = sorted((c for c in candidates if c[1] >= t), key=lambda c: rank_key(c[0], c[1]))
-    return [[url, ts, evidence] for url, ts, evidence in kept[:m]]
+    full = [c if isinstance(c, Candidate) else Candidate(*c) for c in candidates]
+    kept = sorted((c for c in full if c.score >= t), key=lambda c: candidate_key(c, tie_break))
+    return [[c.url, c.score, c.evidence] for c in kept[:m]]

@@ -357,3 +357,12 @@ def test_words_never_raise_and_are_clean(analyser: AnchorWords, anchor: str) -> 
         assert word and not any(ch.isspace() for ch in word)
         assert word not in stop_words_en() and word not in stop_words_zh()
     assert analyser.words(anchor) == words
+
+
+def test_jieba_tokenizers_are_bounded_per_process(tmp_path: Path) -> None:
+    # Found by scripts/fuzz: every inline job's task has a jieba folder of its own, and an
+    # unbounded cache of tokenizers (one dictionary each) filled 24 GB.
+    anchors._jieba_tokenizer.cache_clear()
+    for number in range(anchors._JIEBA_TOKENIZERS + 3):
+        assert AnchorWords(tmp_path / f"task{number}").words("新闻") == {"新闻"}
+    assert anchors._jieba_tokenizer.cache_info().currsize == anchors._JIEBA_TOKENIZERS

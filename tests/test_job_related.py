@@ -15,7 +15,7 @@ from filters.links import LinkFilterParams
 from jobrun import run_job, write_segments
 from jobs.related import MRRelatedPages
 from relatedpages.reference import reference_related
-from relatedpages.similarity import SimilarityParams
+from relatedpages.similarity import SimilarityParams, preset_params
 
 
 
@@ -45,7 +45,7 @@ def hub_corpus() -> list[dict]:
 def test_hand_worked_corpus_matches_the_reference_and_the_paper(tmp_path):
     records = hub_corpus()
     output, counters = run_related([write_segments(tmp_path / "seg.jsonl", records)],
-                                   ["--t", "1.0"])
+                                   ["--preset", "paper", "--t", "1.0"])
     expected = reference_related(records, LinkFilterParams(), SimilarityParams(t=1.0), AnchorWords())
     assert output == expected
     # search-a and search-b: 5 citing sites, each S_p = P·(1 + A) = 1·(1 + 1/3) ("search"
@@ -58,13 +58,33 @@ def test_hand_worked_corpus_matches_the_reference_and_the_paper(tmp_path):
     assert counters["related"]["pages_with_related"] == 5
 
 
+def test_default_preset_ranks_corroborated_pages_first(tmp_path):
+    # p.com is co-cited with q.com by three sites, with r.com by one site that repeats it
+    # on many pages: the paper's score puts the single site's page first, the default
+    # preset the page other sites corroborate.
+    records = [page(f"http://d{i}.org/", f"d{i}.org",
+                    [("http://p.com/", "P"), ("http://q.com/", "Q")]) for i in range(3)]
+    records += [page(f"http://one.org/{i}", "one.org",
+                     [("http://p.com/", "P"), ("http://r.com/", "R")]) for i in range(9)]
+    segments = write_segments(tmp_path / "seg.jsonl", records)
+    paper, _ = run_related([segments], ["--preset", "paper", "--t", "0"])
+    default, _ = run_related([segments])
+    assert [entry[0] for entry in paper["http://p.com/"]] == ["http://r.com/", "http://q.com/"]
+    # q.com: DS = 1 from each of 3 sites; corroborated = 3 - 1 = 2; in = 3 -> 2 / sqrt(3)
+    assert default["http://p.com/"][0][:2] == ["http://q.com/", round(2 / math.sqrt(3), 6)]
+    assert default["http://p.com/"][1][:2] == ["http://r.com/", 0.0]
+    assert default == reference_related(records, LinkFilterParams(), preset_params("default"),
+                                        AnchorWords())
+
+
 def test_template_link_on_every_page_of_one_site_is_capped(tmp_path):
     # one site's 30 pages all carry a registration link next to a sponsor link (a
     # template): r = 9 and N = 10 cap what the site can give to the pair
     records = [page(f"http://big.example.com/{i}", "big.example.com",
                     [("http://beian.example.cn/", "ICP 123"), ("http://sponsor.example.net/", "Sponsor")])
                for i in range(30)]
-    output, _ = run_related([write_segments(tmp_path / "seg.jsonl", records)], ["--t", "0"])
+    output, _ = run_related([write_segments(tmp_path / "seg.jsonl", records)],
+                            ["--preset", "paper", "--t", "0"])
     (top,) = output["http://sponsor.example.net/"]
     # 30 identical pairs with S_p = 1: the top 9 count → DS = 9; in = 30 blocks
     assert top[1] == pytest.approx(round(9 / (1 + math.log(30)), 6), abs=1e-6)
@@ -79,18 +99,21 @@ corpora = st.lists(st.tuples(st.sampled_from(string.ascii_lowercase[:6]), blocks
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.function_scoped_fixture])
-@given(corpora, st.integers(min_value=1, max_value=3), st.sampled_from([0.0, 0.5, 1.0]))
-def test_chain_equals_the_reference_on_random_corpora(tmp_path, corpus, r, threshold):
+@given(corpora, st.integers(min_value=1, max_value=3), st.sampled_from([0.0, 0.5, 1.0]),
+       st.sampled_from(["paper", "default"]))
+def test_chain_equals_the_reference_on_random_corpora(tmp_path, corpus, r, threshold, preset):
     records = []
     for number, (citing, page_blocks) in enumerate(corpus):
         site = f"{citing}-citer.org"
         records.append(page(f"http://{site}/p{number}", site, *page_blocks))
     # the same URL twice in the input is not a segment output; keep one record per URL
     records = list({record["url"]: record for record in records}.values())
-    args = ["--r", str(r), "--t", str(threshold), "--n", "2.5", "--lam", "2", "--m", "3"]
+    args = ["--preset", preset, "--r", str(r), "--t", str(threshold), "--n", "2.5", "--lam", "2",
+            "--m", "3"]
     output, _ = run_related([write_segments(tmp_path / "seg.jsonl", records)], args)
     expected = reference_related(
-        records, LinkFilterParams(), SimilarityParams(lam=2, r=r, n=2.5, m=3, t=threshold), AnchorWords())
+        records, LinkFilterParams(),
+        preset_params(preset, lam=2, r=r, n=2.5, m=3, t=threshold), AnchorWords())
     assert output == expected
 
 
@@ -111,7 +134,7 @@ def test_bad_records_are_counted_not_fatal(tmp_path):
     with path.open("a") as handle:
         handle.write('"http://bad/"\t{"url": "http://bad/"}\n')
         handle.write('"http://bad2/"\t[1, 2]\n')
-    output, counters = run_related([path], ["--t", "1.0"])
+    output, counters = run_related([path], ["--preset", "paper", "--t", "1.0"])
     assert len(output) == 5
     assert counters["related"]["bad_segment_record"] == 2
 
@@ -128,8 +151,12 @@ def test_real_hub_corpus_chain_equals_reference(shared_data, tmp_path):
     segments = write_segments(tmp_path / "seg.jsonl", records)
     # 550 lists co-cite most pairs once or twice: at the paper's T = 4.0 (tuned on 37.5 M
     # pages) nothing qualifies, so the gate runs at T = 1.0
-    output, counters = run_related([segments], ["--t", "1.0"])
+    output, counters = run_related([segments], ["--preset", "paper", "--t", "1.0"])
     expected = reference_related(records, LinkFilterParams(), SimilarityParams(t=1.0), AnchorWords())
     assert output == expected
     assert len(output) > 1000
+    default, _ = run_related([segments])  # the product's preset, at its defaults
+    assert default == reference_related(records, LinkFilterParams(), preset_params("default"),
+                                        AnchorWords())
+    assert len(default) > len(output)
     assert counters["filters"]["link_same_site_as_page"] < counters["filters"]["link_kept"] / 5
