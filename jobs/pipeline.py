@@ -176,12 +176,14 @@ def build(    inputs: Sequence[str],
     work: Path | str | None = None,
     job_args: Sequence[str] = (),
     progress: Callable[[str], None] = lambda message: None,
+    min_records: int = 0,
 ) -> BuildReport:
     """Segmentation, the chain (block co-citation or traditional co-citation) and the
     database build.  ``work`` keeps the intermediate outputs; by default they go to a
     temporary folder removed afterwards.  On a cluster ``work`` is a URI of its file
     system (``hdfs:///user/me/relatedpages``): the jobs read and write there, and the
-    chain's output is copied back (``hadoop fs -cat``) to build the local database."""
+    chain's output is copied back (``hadoop fs -cat``) to build the local database.
+    A database of fewer than ``min_records`` records is not installed (DatabaseError)."""
     from relatedpages.db import build_database
 
     if algorithm not in ALGORITHMS:
@@ -213,6 +215,7 @@ def build(    inputs: Sequence[str],
         summary = build_database(
             iter_output(folders.collect or Path(folders.output)), db_path, algorithm=algorithm,
             parameters={"job_args": list(job_args), "runner": runner}, source=list(inputs),
+            min_records=min_records,
         )
         report.stages.append(("database", time.monotonic() - started))
         report.db_records = summary.records

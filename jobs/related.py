@@ -10,7 +10,6 @@ each score >= T; the third element is the evidence (the citing sites that gave m
 from __future__ import annotations
 
 
-import dataclasses
 import heapq
 import os
 import sys
@@ -27,7 +26,7 @@ if __name__ == "__main__":
 from jobs.base import ShippedJob
 
 from filters.anchors import AnchorWords
-from filters.links import LARGE_BLOCK_DEFAULT, FilterEvent, LinkFilterParams, filter_blocks
+from filters.links import filter_blocks
 from relatedpages import similarity as sim
 from relatedpages.chain import (
     AUX_TAG,
@@ -36,12 +35,9 @@ from relatedpages.chain import (
     encode_aux_value,
     encode_pair_value,
 )
+from relatedpages.scoring.options import FILTER_SWITCHES, add_chain_options, chain_params_from
 from relatedpages.similarity import micro, score_from_micro, unmicro
 
-# One switch per link filter, named after LinkFilterParams' boolean fields.
-FILTER_SWITCHES = tuple(
-    field.name for field in dataclasses.fields(LinkFilterParams) if field.type in (bool, "bool")
-)
 FILTER_GROUP = "filters"
 CHAIN_GROUP = "related"
 
@@ -54,55 +50,12 @@ class MRRelatedPages(ShippedJob):
 
     def configure_args(self) -> None:
         super().configure_args()
-        arg = self.add_passthru_arg
-        arg("--large-block", type=int, default=LARGE_BLOCK_DEFAULT,
-            help="S: drop blocks with more links (0: keep all). Default: %(default)s")
-        arg("--lam", type=int, default=sim.LAMBDA_DEFAULT,
-            help="λ: near-neighbour threshold of the proximity factor (Eq. 5). Default: %(default)s")
-        arg("--preset", choices=[p.value for p in sim.Preset], default=sim.Preset.DEFAULT.value,
-            help="parameter set: 'paper' is Eq. 5-13 with the paper's values exactly; "
-                 "'default' departs where the evaluation proved it better (T = 0, "
-                 "corroborated score, sqrt damping, evidence tie-break). The options below "
-                 "override the preset. Default: %(default)s")
-        arg("--r", type=int, default=sim.R_DEFAULT,
-            help="r: anchor repetition cap per citing site (Eq. 12). Default: %(default)s")
-        arg("--n", type=float, default=sim.N_DEFAULT,
-            help="N: domain similarity cap (Eq. 12). Default: %(default)s")
-        arg("--m", type=int, default=sim.M_DEFAULT,
-            help="M: related pages kept per page. Default: %(default)s")
-        arg("--t", type=float, default=None,
-            help="T: minimum score (Eq. 13). Default: the preset's (paper 4.0, default 0)")
-        arg("--damping", choices=[d.value for d in sim.Damping], default=None,
-            help="damping by in_p2: log = 1 + ln in_p2 (Eq. 13), sqrt (cosine), none. "
-                 "Default: the preset's (paper log, default sqrt)")
-        arg("--score", choices=[f.value for f in sim.ScoreForm], default=None,
-            help="total = sum of DS_d over citing sites (Eq. 13); corroborated = the same "
-                 "without the strongest site. Default: the preset's (paper total, default "
-                 "corroborated)")
-        arg("--tie-break", choices=[b.value for b in sim.TieBreak], default=None,
-            help="order of equal scores: url, or evidence (in_p2, then summed DS_d, then "
-                 "URL). Default: the preset's (paper url, default evidence)")
-        arg("--evidence", type=int, default=sim.EVIDENCE_DEFAULT,
-            help="citing sites kept as evidence per result. Default: %(default)s")
-        for name in FILTER_SWITCHES:
-            arg(f"--no-{name.replace('_', '-')}-filter", dest=f"no_{name}_filter",
-                action="store_true", help=f"switch the {name.replace('_', ' ')} filter off")
+        add_chain_options(self.add_passthru_arg)
 
     def load_args(self, args: list[str]) -> None:
         super().load_args(args)
-        options = self.options
         try:
-            switches: dict[str, Any] = {
-                name: not getattr(options, f"no_{name}_filter") for name in FILTER_SWITCHES
-            }
-            self.link_params = LinkFilterParams(large_block=options.large_block, **switches)
-            chosen = {name: getattr(options, name)
-                      for name in ("t", "damping", "score", "tie_break")
-                      if getattr(options, name) is not None}
-            self.sim_params = sim.preset_params(
-                options.preset, lam=options.lam, r=options.r, n=options.n, m=options.m,
-                evidence=options.evidence, **chosen,
-            )
+            self.link_params, self.sim_params = chain_params_from(self.options)
         except ValueError as error:
             self.arg_parser.error(str(error))
 

@@ -24,6 +24,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import math
 import sys
 import time
 from collections import Counter
@@ -31,6 +32,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from relatedpages.db import ALGORITHMS
+from relatedpages.scoring.options import add_chain_options, chain_job_args, chain_params_from
+from relatedpages.scoring.options import describe as describe_chain
 from segmenter.adjust import (
     ADJUST_OPTIONS,
     AdjustParams,
@@ -40,6 +43,10 @@ from segmenter.adjust import (
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 RUNNERS = ("inline", "local", "hadoop")  # mrjob runners the commands offer
+
+
+#: relatedpages build warns when the database has fewer records than this share of pages.
+MIN_ANSWERED_DEFAULT = 0.25
 
 
 class UsageError(Exception):
@@ -69,7 +76,17 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--work", help="keep intermediate outputs in this folder, or (with "
                        "--runner hadoop on a cluster) under this URI, e.g. hdfs:///user/me/rp")
     build.add_argument("--job-arg", action="append", default=[], metavar="ARG",
-                       help="pass an argument to the chain job, e.g. --job-arg=--t=2.0 (repeatable)")
+                       help="pass any other argument to the chain job (repeatable)")
+    build.add_argument("--min-answered", type=float, default=MIN_ANSWERED_DEFAULT, metavar="RATIO",
+                       help="warn (loudly, on stderr) when the database has fewer records than "
+                            "this share of the crawl's pages. Default: %(default)s")
+    build.add_argument("--min-records-ratio", type=float, default=0.0, metavar="RATIO",
+                       help="refuse to replace the database at --db by one with fewer than "
+                            "RATIO times its records (the old one keeps answering; exit 1). "
+                            "scripts/nightly sets 0.5. Default: %(default)s (off)")
+    add_chain_options(build.add_argument_group(
+        "block co-citation (jobs.related; given options are passed to the job, the others "
+        "come from --preset)").add_argument, defaults=False)
 
     query = commands.add_parser(
         "query", help="related pages of URLs, from a database (--db) or a link index (--links)")
@@ -249,15 +266,37 @@ def run_segment(args: argparse.Namespace) -> int:
 
 def run_build(args: argparse.Namespace) -> int:
     from jobs.pipeline import build, show_job_progress
+    from relatedpages.db import DatabaseError, DatabaseProblem
 
     _check_inputs(args.inputs)
+    chain_args = chain_job_args(args)
+    if chain_args and args.algorithm != "block":
+        raise UsageError(f"{' '.join(chain_args)}: block co-citation options; --algorithm "
+                         f"{args.algorithm} takes --job-arg")
+    try:
+        params = chain_params_from(args)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if not 0.0 <= args.min_answered <= 1.0:
+        raise UsageError(f"--min-answered must be a ratio in [0, 1], got {args.min_answered}")
+    if not 0.0 <= args.min_records_ratio:
+        raise UsageError(f"--min-records-ratio must be >= 0, got {args.min_records_ratio}")
+    min_records = math.ceil(args.min_records_ratio * _live_records(Path(args.db)))
     show_job_progress()
     started = time.monotonic()
-    report = build(
-        args.inputs, Path(args.db), algorithm=args.algorithm, runner=args.runner,
-        work=args.work or None, job_args=args.job_arg,
-        progress=lambda message: print(message, file=sys.stderr, flush=True),
-    )
+    try:
+        report = build(
+            args.inputs, Path(args.db), algorithm=args.algorithm, runner=args.runner,
+            work=args.work or None, job_args=[*chain_args, *args.job_arg],
+            progress=lambda message: print(message, file=sys.stderr, flush=True),
+            min_records=min_records,
+        )
+    except DatabaseError as error:
+        if error.problem is not DatabaseProblem.COLLAPSED:
+            raise
+        print(f"relatedpages: error: {error} (--min-records-ratio {args.min_records_ratio:g} "
+              f"of the live database's {_live_records(Path(args.db))} records)", file=sys.stderr)
+        return EXIT_FAILURE
     out = sys.stdout
     print("\nSummary", file=out)
     print(f"  pages                {report.pages}", file=out)
@@ -265,10 +304,57 @@ def run_build(args: argparse.Namespace) -> int:
     print(f"  related pairs        {report.pairs}", file=out)
     print(f"  pages with related   {report.pages_with_related}", file=out)
     print(f"  database records     {report.db_records}  ({args.db})", file=out)
+    if args.algorithm == "block" and not args.job_arg:
+        print(f"  parameters           {describe_chain(params)}", file=out)
+    distribution = _score_distribution(Path(args.db))
+    if distribution:
+        print(f"  results per record   {distribution}", file=out)
     for stage, seconds in report.stages:
         print(f"  time {stage:<15} {seconds:.1f} s", file=out)
     print(f"  time total           {time.monotonic() - started:.1f} s ({args.runner} runner)", file=out)
+    answered = report.db_records / report.pages if report.pages else 0.0
+    if answered < args.min_answered:
+        print(f"relatedpages: WARNING: the database has {report.db_records} records for "
+              f"{report.pages} crawled pages ({answered:.0%} < --min-answered "
+              f"{args.min_answered:.0%}): most lookups will find nothing. A threshold too "
+              "high for this crawl (--t), a crawl with few shared blocks, or pages the "
+              "filters dropped (see the counters) are the usual causes.", file=sys.stderr)
     return EXIT_OK
+
+
+def _live_records(path: Path) -> int:
+    """Records of the database at ``path`` now (0 when there is none or it is unreadable)."""
+    from relatedpages.db import DatabaseError, read_manifest
+
+    try:
+        return read_manifest(path).records
+    except (DatabaseError, OSError):
+        return 0
+
+
+def _score_distribution(path: Path) -> str:
+    """Results per record and score quantiles of a built database, one line."""
+    from relatedpages.db import DatabaseError, RelatedPagesDB
+
+    try:
+        database = RelatedPagesDB(path)
+    except DatabaseError:
+        return ""
+    lengths: list[int] = []
+    scores: list[float] = []
+    with database:
+        for _, related in database.records():
+            lengths.append(len(related))
+            scores.extend(item.score for item in related)
+    if not scores:
+        return ""
+    scores.sort()
+
+    def quantile(q: float) -> float:
+        return scores[min(len(scores) - 1, int(q * len(scores)))]
+
+    return (f"mean {sum(lengths) / len(lengths):.1f}; scores min {scores[0]:.3g}, median "
+            f"{quantile(0.5):.3g}, p90 {quantile(0.9):.3g}, max {scores[-1]:.3g}")
 
 
 def _query_lines(args: argparse.Namespace) -> list[str]:

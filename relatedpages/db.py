@@ -139,6 +139,7 @@ class DatabaseProblem(str, Enum):
     UNSUPPORTED_VERSION = "unsupported database version"
     PARTIAL = "partial database"
     CORRUPT = "corrupt database"
+    COLLAPSED = "collapsed database not installed"
 
 
 class DatabaseError(Exception):
@@ -284,8 +285,12 @@ def build_database(
     source: list[str],
     partitions: int = PARTITIONS,
     normalise_keys: bool = True,
+    min_records: int = 0,
 ) -> DatabaseSummary:
     """Write ``records`` (page URL, related list) as a database at ``path``, atomically.
+
+    With ``min_records``, a build that ends with fewer records is not installed
+    (:class:`DatabaseError`, ``COLLAPSED``): the database at ``path`` keeps answering.
 
     The records are streamed (memory holds one partition at a time, while it is
     sorted); URLs are normalised; a record whose URL does not normalise, or whose value
@@ -349,6 +354,11 @@ def build_database(
             (json.dumps(manifest.to_json(), indent=1, ensure_ascii=False) + "\n").encode("utf-8"),
         )
         _fsync_dir(building)
+        if manifest.records < min_records:
+            raise DatabaseError(
+                DatabaseProblem.COLLAPSED, path,
+                f"{manifest.records} records, fewer than the {min_records} required; "
+                "the database in place is unchanged")
         _install(building, path)
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)

@@ -57,6 +57,24 @@ def test_a_failed_night_leaves_the_old_database(crawl, tmp_path):
         assert len(database) > 0
 
 
+def test_a_collapsed_night_is_not_swapped_in(crawl, tmp_path):
+    db = tmp_path / "db"
+    assert nightly("--runner", "inline", "--db", str(db), str(crawl), cwd=tmp_path).returncode == 0
+    before = (db / "manifest.json").read_bytes()
+    small = tmp_path / "small.warc.gz"  # last night's crawler broke: 20 pages, not 200
+    subprocess.run([sys.executable, "-m", "relatedpages.cli", "generate", "--pages", "20",
+                    "--seed", "3", "-o", str(small)], check=True, capture_output=True, cwd=REPO)
+    done = nightly("--runner", "inline", "--db", str(db), str(small), cwd=tmp_path)
+    assert done.returncode == 1
+    assert "FAILED" in done.stderr and "collapsed database not installed" in done.stderr
+    assert (db / "manifest.json").read_bytes() == before
+    # the ratio is a flag: 0 accepts any size
+    done = nightly("--runner", "inline", "--min-ratio", "0", "--db", str(db), str(small),
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (db / "manifest.json").read_bytes() != before
+
+
 def test_one_night_at_a_time(crawl, tmp_path):
     db = tmp_path / "db"
     with open(tmp_path / "db.lock", "w") as lock:

@@ -1,0 +1,1 @@
+"""How pages are related: the block co-citation chain's parameters and presets."""

@@ -1,0 +1,129 @@
+"""The block co-citation chain's options, declared once for ``jobs.related`` and the CLI.
+
+``jobs.related`` declares them with mrjob's ``add_passthru_arg`` and ``relatedpages build``
+/ ``scripts/nightly`` with argparse's ``add_argument`` (same signature), so
+``relatedpages build --help`` lists every parameter of the chain with the job's own help
+text, and a bad value is refused before any work starts.  The values live in
+:mod:`relatedpages.similarity` (``*_DEFAULT``, the presets) and :mod:`filters.links`.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from filters.links import LARGE_BLOCK_DEFAULT, LinkFilterParams
+from relatedpages import similarity as sim
+
+#: One switch per link filter, named after LinkFilterParams' boolean fields.
+FILTER_SWITCHES = tuple(
+    field.name for field in dataclasses.fields(LinkFilterParams) if field.type in (bool, "bool")
+)
+#: Options whose value, when not given, comes from the preset.
+PRESET_OPTIONS = ("t", "damping", "score", "tie_break")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Option:
+    flag: str
+    dest: str
+    kind: Callable[[str], Any] | None
+    default: Any
+    help: str
+    choices: tuple[str, ...] | None = None
+
+
+_OPTIONS = (
+    _Option("--preset", "preset", str, sim.Preset.DEFAULT.value,
+            "parameter set: 'paper' is Eq. 5-13 with the paper's values exactly; 'default' "
+            "departs where the evaluation proved it better (T = 0, corroborated score, sqrt "
+            "damping, evidence tie-break). The options below override the preset.",
+            tuple(p.value for p in sim.Preset)),
+    _Option("--large-block", "large_block", int, LARGE_BLOCK_DEFAULT,
+            "S: drop blocks with more links (0: keep all)."),
+    _Option("--lam", "lam", int, sim.LAMBDA_DEFAULT,
+            "λ: near-neighbour threshold of the proximity factor (Eq. 5)."),
+    _Option("--r", "r", int, sim.R_DEFAULT,
+            "r: anchor repetition cap per citing site (Eq. 12)."),
+    _Option("--n", "n", float, sim.N_DEFAULT, "N: domain similarity cap (Eq. 12)."),
+    _Option("--m", "m", int, sim.M_DEFAULT, "M: related pages kept per page."),
+    _Option("--t", "t", float, None,
+            "T: minimum score (Eq. 13). Default: the preset's (paper 4.0, default 0)"),
+    _Option("--damping", "damping", str, None,
+            "damping by in_p2: log = 1 + ln in_p2 (Eq. 13), sqrt (cosine), none. "
+            "Default: the preset's (paper log, default sqrt)",
+            tuple(d.value for d in sim.Damping)),
+    _Option("--score", "score", str, None,
+            "total = sum of DS_d over citing sites (Eq. 13); corroborated = the same without "
+            "the strongest site. Default: the preset's (paper total, default corroborated)",
+            tuple(f.value for f in sim.ScoreForm)),
+    _Option("--tie-break", "tie_break", str, None,
+            "order of equal scores: url, or evidence (in_p2, then summed DS_d, then URL). "
+            "Default: the preset's (paper url, default evidence)",
+            tuple(b.value for b in sim.TieBreak)),
+    _Option("--evidence", "evidence", int, sim.EVIDENCE_DEFAULT,
+            "citing sites kept as evidence per result."),
+)
+
+
+def add_chain_options(add_argument: Callable[..., Any], *, defaults: bool = True) -> None:
+    """Declare the chain's options.  ``defaults=False`` (the CLI) leaves every default
+    ``None``, so that only the options a user gave are passed on to the job."""
+    for option in _OPTIONS:
+        if option.default is None:
+            text = option.help
+        else:  # the CLI's own default is None (not given): name the job's
+            text = option.help + (" Default: %(default)s" if defaults else f" Default: {option.default}")
+        extra: dict[str, Any] = {"choices": option.choices} if option.choices else {}
+        add_argument(option.flag, dest=option.dest, type=option.kind,
+                     default=option.default if defaults else None, help=text, **extra)
+    for name in FILTER_SWITCHES:
+        add_argument(f"--no-{name.replace('_', '-')}-filter", dest=f"no_{name}_filter",
+                     action="store_true", help=f"switch the {name.replace('_', ' ')} filter off")
+
+
+def chain_params_from(options: Any) -> tuple[LinkFilterParams, sim.SimilarityParams]:
+    """The parameters of parsed options (any missing or ``None`` value: the preset's or
+    the library default).  Raises ValueError for impossible values."""
+    def given(name: str) -> Any:
+        return getattr(options, name, None)
+
+    switches = {name: not given(f"no_{name}_filter") for name in FILTER_SWITCHES}
+    large = given("large_block")
+    link = LinkFilterParams(large_block=LARGE_BLOCK_DEFAULT if large is None else large, **switches)
+    overrides = {option.dest: given(option.dest) for option in _OPTIONS
+                 if option.dest not in ("preset", "large_block") and given(option.dest) is not None}
+    return link, sim.preset_params(given("preset") or sim.Preset.DEFAULT, **overrides)
+
+
+def chain_job_args(options: Any) -> list[str]:
+    """The ``jobs.related`` arguments for the options a user gave (CLI → job).
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> add_chain_options(parser.add_argument, defaults=False)
+    >>> chain_job_args(parser.parse_args(["--preset", "paper", "--t", "1"]))
+    ['--preset', 'paper', '--t', '1.0']
+    """
+    args: list[str] = []
+    for option in _OPTIONS:
+        value = getattr(options, option.dest, None)
+        if value is not None:
+            args += [option.flag, str(value)]
+    for name in FILTER_SWITCHES:
+        if getattr(options, f"no_{name}_filter", False):
+            args.append(f"--no-{name.replace('_', '-')}-filter")
+    return args
+
+
+def describe(params: Sequence[Any]) -> str:
+    """One line naming the parameters in force (for summaries).
+
+    >>> describe((LinkFilterParams(), sim.preset_params("paper")))
+    'T = 4, M = 15, r = 9, N = 10, λ = 8, S = 80, damping log, score total, ties url'
+    """
+    link, similarity = params
+    return (f"T = {similarity.t:g}, M = {similarity.m}, r = {similarity.r}, "
+            f"N = {similarity.n:g}, λ = {similarity.lam}, S = {link.large_block}, damping "
+            f"{similarity.damping.value}, score {similarity.score.value}, ties "
+            f"{similarity.tie_break.value}")
