@@ -89,10 +89,12 @@ class MRRelatedPages(ShippedJob):
         blocks, events = filter_blocks(site, record["blocks"], self.words, self.link_params)
         for event, count in events.items():
             self.increment_counter(FILTER_GROUP, event.value, count)
+        aux = encode_aux_value(site)
         for page, count in sim.in_counts(blocks).items():
             for _ in range(count):
-                yield page, encode_aux_value()
-        pairs = sim.page_pairs(site, blocks, self.sim_params.lam)
+                yield page, aux
+        pairs = sim.page_pairs(site, blocks, self.sim_params.lam,
+                               distant_pairs=self.sim_params.distant_pairs)
         self.increment_counter(CHAIN_GROUP, "related_pairs", len(pairs))
         for pair in pairs:
             yield pair.p1, encode_pair_value(pair.p2, pair.site, pair.anchor1, pair.s)
@@ -105,23 +107,26 @@ class MRRelatedPages(ShippedJob):
     ) -> Iterator[tuple[str, list[Any]]]:
         """Input: p2 → auxiliary values first, then (p1, TSD, A_p,p2, S_p) sorted by p1,
         TSD, anchor and similarity descending (Sort1).  Output: p1 → (p2, score, evidence,
-        in_p2, Σ_d DS_d) for score >= T; the score is TS(p1 → p2) of Eq. 13 under the
+        sites citing p2, Σ_d DS_d) for score >= T; the score is TS(p1 → p2) of Eq. 13 under the
         paper preset.  One pass, constant memory: integer sums, a small heap."""
         params = self.sim_params
         n_micro, cap = micro(params.n), params.r
-        in_p2 = 0
+        in_p2 = popularity = 0  # blocks containing p2; distinct sites citing p2
+        last_citing: Any = None
+        sites = 0  # citing sites of the current pair
         other = site = anchor = None
         taken = 0  # values taken from the current anchor group (the r cap)
         site_micro = total_micro = max_micro = 0
         evidence: list[tuple[int, str]] = []  # min-heap of (ds, site) of the best sites
 
         def close_site() -> None:
-            nonlocal total_micro, site_micro, max_micro
+            nonlocal total_micro, site_micro, max_micro, sites
             if site is None:
                 return
             ds = min(n_micro, site_micro)  # Eq. 12
             total_micro += ds
             max_micro = max(max_micro, ds)
+            sites += 1
             heapq.heappush(evidence, (ds, _Desc(site)))
             if len(evidence) > params.evidence:
                 heapq.heappop(evidence)
@@ -131,17 +136,20 @@ class MRRelatedPages(ShippedJob):
             if other is None:
                 return
             close_site()
-            ts = score_from_micro(total_micro, max_micro, in_p2, params)  # Eq. 13
+            ts = score_from_micro(total_micro, max_micro, sites, in_p2, params)  # Eq. 13
             if ts >= params.t:
                 best = sorted(evidence, key=lambda item: (-item[0], item[1].value))
                 yield other, [page, ts, [[s.value, unmicro(ds)] for ds, s in best],
-                              in_p2, unmicro(total_micro)]
+                              popularity, unmicro(total_micro)]
             else:
                 self.increment_counter(CHAIN_GROUP, "scores_below_threshold")
 
         for value in values:
             if value[0] == AUX_TAG:
                 in_p2 += 1
+                if value != last_citing:  # aux values arrive sorted: equal sites together
+                    popularity += 1
+                    last_citing = value
                 continue
             if value[0] != PAIR_TAG:
                 self.increment_counter(CHAIN_GROUP, "bad_intermediate_value")
@@ -150,7 +158,7 @@ class MRRelatedPages(ShippedJob):
             if p1 != other:
                 yield from close_other()
                 other, site, anchor, taken = p1, value_site, value_anchor, 0
-                total_micro = site_micro = max_micro = 0
+                total_micro = site_micro = max_micro = sites = 0
                 evidence = []
             elif value_site != site:
                 close_site()
@@ -167,7 +175,7 @@ class MRRelatedPages(ShippedJob):
     def reducer_top_related(
         self, page: str, values: Iterator[list[Any]]
     ) -> Iterator[tuple[str, list[list[Any]]]]:
-        """Input: p1 → (p2, score, evidence, in_p2, Σ DS_d).  Output: p1 → at most M
+        """Input: p1 → (p2, score, evidence, sites citing p2, Σ DS_d).  Output: p1 → at most M
         ``[p2, score, evidence]``, best first, ties as the preset says (a bounded heap:
         constant memory)."""
         tie_break = self.sim_params.tie_break

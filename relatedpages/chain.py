@@ -14,7 +14,7 @@ sorts that way:
 
     >>> import json
     >>> values = [encode_pair_value("http://b/", "s.com", "x", 0.5),
-    ...           encode_pair_value("http://b/", "s.com", "x", 1.25), encode_aux_value()]
+    ...           encode_pair_value("http://b/", "s.com", "x", 1.25), encode_aux_value("c.com")]
     >>> [decode_pair_value(v)[3] if v[0] == PAIR_TAG else "aux"
     ...  for v in sorted(values, key=json.dumps)]
     ['aux', 1250000, 500000]
@@ -35,9 +35,11 @@ SORT_TOP = 99_999_999  # > any S_p in micro-units (S_p = P·(1 + A) <= 2)
 _SORT_WIDTH = 8
 
 
-def encode_aux_value() -> list[str]:
-    """The auxiliary value: one per (filtered block, page), counted into in_p."""
-    return [AUX_TAG]
+def encode_aux_value(site: str) -> list[str]:
+    """The auxiliary value: one per (filtered block, page), counted into in_p; it carries
+    the citing page's site, so a reducer counts the distinct sites citing the page (equal
+    values sort together)."""
+    return [AUX_TAG, site]
 
 
 def encode_pair_value(other: str, site: str, anchor: str, similarity: float) -> list[str]:

@@ -19,6 +19,7 @@ from relatedpages.similarity import (
     LinkLike,
     RelatedEntry,
     SimilarityParams,
+    citing_sites,
     directed_candidate,
     in_counts,
     page_pairs,
@@ -42,21 +43,27 @@ def related_from_filtered(
     For every pair {p1, p2} made by a citing page (:func:`page_pairs`), S_p counts for
     both directions: for TS(p1 -> p2) it is grouped by the citing site and the anchor of
     p2, for TS(p2 -> p1) by the citing site and the anchor of p1 (Eq. 10-12).  in_p is
-    counted over every filtered block of every page (Eq. 13).
+    counted over every filtered block of every page (Eq. 13), and so are the sites citing
+    each page (the evidence tie-break of the default preset).
     """
     in_p: Counter[str] = Counter()
+    sites_of: defaultdict[str, set[str]] = defaultdict(set)  # sites citing a page at all
     # sims[source][target] -> citing site -> anchor key of target -> [S_p, ...]
     sims: defaultdict[str, defaultdict[str, _SimsBySite]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     )
     for page_site, blocks in pages:
         in_p.update(in_counts(blocks))
-        for pair in page_pairs(page_site, blocks, sim_params.lam):
+        for cited in citing_sites(page_site, blocks):
+            sites_of[cited].add(page_site)
+        for pair in page_pairs(page_site, blocks, sim_params.lam,
+                               distant_pairs=sim_params.distant_pairs):
             sims[pair.p1][pair.p2][pair.site][pair.anchor2].append(pair.s)
             sims[pair.p2][pair.p1][pair.site][pair.anchor1].append(pair.s)
     related: dict[str, list[RelatedEntry]] = {}
     for source in sorted(sims):
-        candidates = [directed_candidate(target, by_site, in_p[target], sim_params)
+        candidates = [directed_candidate(target, by_site, in_p[target], sim_params,
+                                         len(sites_of[target]))
                       for target, by_site in sims[source].items()]
         entries = top_related(candidates, sim_params.m, sim_params.t, sim_params.tie_break)
         if entries:

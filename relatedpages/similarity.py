@@ -54,9 +54,12 @@ class Damping(str, Enum):
 
 
 class ScoreForm(str, Enum):
-    """What is damped: every citing site's DS_d, or only the corroborating ones."""
+    """What a related page's score counts (then damped, see :class:`Damping`)."""
 
     TOTAL = "total"  # Σ_d DS_d (Eq. 13)
+    # The number of distinct citing sites whose blocks co-cite the two pages: independent
+    # curators agreeing.  Proximity and anchors (DS_d) order pages with equal counts.
+    SITES = "sites"
     # Σ_d DS_d − max_d DS_d: the evidence of the sites beyond the strongest one.  One
     # citing site is a hint (a single curator); only other sites corroborate it.
     CORROBORATED = "corroborated"
@@ -66,7 +69,8 @@ class TieBreak(str, Enum):
     """The order of results with equal scores."""
 
     URL = "url"  # the paper's (URL ascending)
-    # in_p2 descending (the better-known page first), then Σ_d DS_d descending, then URL.
+    # the number of sites citing p2 at all, descending (the better-known page first), then
+    # Σ_d DS_d descending (closer in its blocks, more shared anchor words), then URL.
     EVIDENCE = "evidence"
 
 
@@ -128,7 +132,8 @@ class SimilarityParams:
 
     >>> SimilarityParams()  # doctest: +NORMALIZE_WHITESPACE
     SimilarityParams(lam=8, r=9, n=10.0, m=15, t=4.0, evidence=3, damping=<Damping.LOG: 'log'>,
-                     score=<ScoreForm.TOTAL: 'total'>, tie_break=<TieBreak.URL: 'url'>)
+                     score=<ScoreForm.TOTAL: 'total'>, tie_break=<TieBreak.URL: 'url'>,
+                     distant_pairs=False)
     >>> SimilarityParams(r=0)
     Traceback (most recent call last):
     ...
@@ -144,6 +149,7 @@ class SimilarityParams:
     damping: Damping = Damping.LOG
     score: ScoreForm = ScoreForm.TOTAL
     tie_break: TieBreak = TieBreak.URL
+    distant_pairs: bool = False
 
     def __post_init__(self) -> None:
         for name, kind in (("damping", Damping), ("score", ScoreForm), ("tie_break", TieBreak)):
@@ -152,6 +158,8 @@ class SimilarityParams:
             except ValueError:
                 choices = ", ".join(member.value for member in kind)
                 raise ValueError(f"{name} must be one of {choices}, got {getattr(self, name)!r}") from None
+        if not isinstance(self.distant_pairs, bool):
+            raise ValueError(f"distant_pairs must be a bool, got {self.distant_pairs!r}")
         _check_int("lam", self.lam, 0)
         _check_int("r", self.r, 1)
         _check_int("m", self.m, 1)
@@ -161,21 +169,24 @@ class SimilarityParams:
         object.__setattr__(self, "t", _check_float("t", self.t, positive=False))
 
 
-#: The default preset's departures from the paper, each measured on the development split
-#: of the hub lists and on generated webs (README, "Choosing the default preset"):
+#: The default preset's departures from the paper's similarity, each measured on the
+#: development split of the hub lists and on generated webs (README, "The default preset"):
 #: * T = 0: the paper's T = 4.0 is an absolute threshold tuned on 37.5 M pages; on smaller
 #:   crawls almost nothing reaches it.  The lists are cut at M only.
-#: * score = corroborated, damping = sqrt: a single citing site is a hint, not evidence
-#:   (99 % of the paper score's results on the hub lists rest on one site and ~70 % tie at
-#:   1.0); what the other sites add, damped as cosine (sqrt of in_p2), ranks.
-#: * tie-break = evidence: results no other site corroborates are ordered by how many
-#:   blocks cite them (the better-known page first), then by their summed DS_d; never by
-#:   URL while evidence differs.
+#: * score = sites, damping = none: the number of distinct sites whose blocks co-cite the two
+#:   pages.  99 % of the paper score's results on the hub lists rest on one site, ~70 % tie
+#:   at 1.0 and are ordered by URL; its damping puts pages cited once at the top.
+#: * tie-break = evidence: equal counts are ordered by how many sites cite the page at all
+#:   (the better-known page first), then by Σ_d DS_d (Eq. 5-12), never by URL while
+#:   evidence differs.
+#: * distant_pairs: two links of one block are co-cited however far apart (Eq. 5 still
+#:   weighs them); the paper drops pairs whose S_p rounds to 0 (|i - j| > ~37).
 DEFAULT_PRESET_CHANGES: Mapping[str, Any] = {
     "t": 0.0,
-    "damping": Damping.SQRT,
-    "score": ScoreForm.CORROBORATED,
+    "damping": Damping.NONE,
+    "score": ScoreForm.SITES,
     "tie_break": TieBreak.EVIDENCE,
+    "distant_pairs": True,
 }
 
 
@@ -185,8 +196,8 @@ def preset_params(preset: Preset | str, **overrides: Any) -> SimilarityParams:
     >>> preset_params("paper") == SimilarityParams()
     True
     >>> p = preset_params("default", m=10)
-    >>> (p.t, p.damping.value, p.score.value, p.tie_break.value, p.m)
-    (0.0, 'sqrt', 'corroborated', 'evidence', 10)
+    >>> (p.t, p.damping.value, p.score.value, p.tie_break.value, p.distant_pairs, p.m)
+    (0.0, 'none', 'sites', 'evidence', True, 10)
     """
     base = SimilarityParams()
     if Preset(preset) is Preset.DEFAULT:
@@ -256,7 +267,8 @@ class PagePair:
 
 
 def page_pairs(
-    page_site: str, filtered_blocks: Sequence[Sequence[LinkLike]], lam: int
+    page_site: str, filtered_blocks: Sequence[Sequence[LinkLike]], lam: int,
+    *, distant_pairs: bool = False,
 ) -> list[PagePair]:
     """The related pairs a citing page generates (Definition 1, Eq. 5-8).
 
@@ -271,6 +283,9 @@ def page_pairs(
       floats.  Eq. 9 keeps only pairs with S_p > 0: a pair whose rounded S_p is 0.0
       (|i - j| > ~37 with lam = 8) is formed -- later blocks cannot replace it -- but
       not returned.
+
+    With ``distant_pairs`` (default preset) such a pair is kept with S_p =
+    :data:`DISTANT_PAIR_SIMILARITY`: two links of one block are co-cited however far apart.
 
     Pairs come out in the order their blocks and links make them; p1 < p2.
     """
@@ -287,6 +302,8 @@ def page_pairs(
                     continue
                 seen.add(key)
                 s = round(block_similarity(low.pos, high.pos, low.words, high.words, lam), ROUND_DIGITS)
+                if distant_pairs:  # co-cited however far apart; proximity only weighs
+                    s = max(s, DISTANT_PAIR_SIMILARITY)
                 if s > 0.0:
                     pairs.append(
                         PagePair(
@@ -301,6 +318,12 @@ def page_pairs(
     return pairs
 
 
+def citing_sites(page_site: str, filtered_blocks: Iterable[Iterable[LinkLike]]) -> dict[str, str]:
+    """For the popularity tie-break: every page the blocks of one citing page contain,
+    mapped to the citing site (a page counts the distinct sites over all citing pages)."""
+    return {link.url: page_site for block in filtered_blocks for link in block}
+
+
 def in_counts(filtered_blocks: Iterable[Iterable[LinkLike]]) -> Counter[str]:
     """in_p of Eq. 13 for one page's blocks: +1 per (block, distinct page it links to).
 
@@ -311,6 +334,10 @@ def in_counts(filtered_blocks: Iterable[Iterable[LinkLike]]) -> Counter[str]:
         counts.update({link.url for link in block})
     return counts
 
+
+#: S_p of a pair too far apart for Eq. 5 to leave anything after rounding (one micro-unit),
+#: under ``distant_pairs``.
+DISTANT_PAIR_SIMILARITY = 10.0**-ROUND_DIGITS
 
 SCALE = 10**ROUND_DIGITS  # similarities carry ROUND_DIGITS decimals: sums in integer units
 
@@ -386,18 +413,26 @@ def damped(value: float, in_p2: int, damping: Damping) -> float:
     return value
 
 
-def score_from_micro(ds_sum_micro: int, ds_max_micro: int, in_p2: int,
+def score_from_micro(ds_sum_micro: int, ds_max_micro: int, sites: int, in_p2: int,
                      params: SimilarityParams) -> float:
-    """The score of p2 for p1 from the exact sums in micro-units, rounded to ROUND_DIGITS:
-    TS of Eq. 13 (paper preset), or the corroborated, damped sum (default preset).
+    """The score of p2 for p1 from the exact sums in micro-units (Σ_d DS_d and its largest
+    term), the number of citing sites and in_p2, damped and rounded to ROUND_DIGITS: TS of
+    Eq. 13 under the paper preset, the number of citing sites under the default preset.
 
-    >>> score_from_micro(8_000_000, 5_000_000, 1, SimilarityParams())
+    >>> score_from_micro(8_000_000, 5_000_000, 3, 1, SimilarityParams())
     8.0
-    >>> score_from_micro(8_000_000, 5_000_000, 4, preset_params("default"))
+    >>> score_from_micro(8_000_000, 5_000_000, 3, 4, preset_params("default"))
+    3.0
+    >>> score_from_micro(8_000_000, 5_000_000, 3, 4, SimilarityParams(score="corroborated", damping="sqrt"))
     1.5
     """
-    kept = ds_sum_micro - ds_max_micro if params.score is ScoreForm.CORROBORATED else ds_sum_micro
-    return round(damped(kept / SCALE, in_p2, params.damping), ROUND_DIGITS)
+    if params.score is ScoreForm.SITES:
+        kept = float(sites)
+    elif params.score is ScoreForm.CORROBORATED:
+        kept = (ds_sum_micro - ds_max_micro) / SCALE
+    else:
+        kept = ds_sum_micro / SCALE
+    return round(damped(kept, in_p2, params.damping), ROUND_DIGITS)
 
 
 class Candidate(NamedTuple):
@@ -406,7 +441,7 @@ class Candidate(NamedTuple):
     url: str
     score: float
     evidence: Evidence
-    in_p: int = 1  # in_p of the related page (the evidence tie-break)
+    popularity: int = 1  # sites citing the related page at all (the evidence tie-break)
     ds_sum: float = 0.0  # Σ_d DS_d (the evidence tie-break)
 
 
@@ -456,16 +491,18 @@ def directed_candidate(
     sims_by_site: Mapping[str, Mapping[str, Sequence[float]]],
     in_p2: int,
     params: SimilarityParams,
+    popularity: int = 1,
 ) -> Candidate:
-    """:func:`directed_score` as a :class:`Candidate` for ``url`` (with its tie keys)."""
+    """:func:`directed_score` as a :class:`Candidate` for ``url`` (with its tie keys;
+    ``popularity`` = the number of sites whose filtered blocks contain ``url``)."""
     ds_micro = {
         site: domain_similarity_micro(groups, params.r, params.n)
         for site, groups in sims_by_site.items()
     }
     total, best = sum(ds_micro.values()), max(ds_micro.values(), default=0)
     ds_by_site = {site: unmicro(value) for site, value in ds_micro.items()}
-    return Candidate(url, score_from_micro(total, best, in_p2, params),
-                     top_evidence(ds_by_site, params.evidence), in_p2, unmicro(total))
+    return Candidate(url, score_from_micro(total, best, len(ds_micro), in_p2, params),
+                     top_evidence(ds_by_site, params.evidence), popularity, unmicro(total))
 
 
 def rank_key(url: str, ts: float) -> tuple[float, str]:
@@ -483,7 +520,7 @@ def candidate_key(candidate: Candidate, tie_break: TieBreak) -> tuple[Any, ...]:
     'b'
     """
     if tie_break is TieBreak.EVIDENCE:
-        return (-candidate.score, -candidate.in_p, -candidate.ds_sum, candidate.url)
+        return (-candidate.score, -candidate.popularity, -candidate.ds_sum, candidate.url)
     return rank_key(candidate.url, candidate.score)
 
 

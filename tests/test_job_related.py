@@ -15,6 +15,7 @@ from filters.links import LinkFilterParams
 from jobrun import run_job, write_segments
 from jobs.related import MRRelatedPages
 from relatedpages.reference import reference_related
+from relatedpages.scoring.options import preset_link_params
 from relatedpages.similarity import SimilarityParams, preset_params
 
 
@@ -70,11 +71,39 @@ def test_default_preset_ranks_corroborated_pages_first(tmp_path):
     paper, _ = run_related([segments], ["--preset", "paper", "--t", "0"])
     default, _ = run_related([segments])
     assert [entry[0] for entry in paper["http://p.com/"]] == ["http://r.com/", "http://q.com/"]
-    # q.com: DS = 1 from each of 3 sites; corroborated = 3 - 1 = 2; in = 3 -> 2 / sqrt(3)
-    assert default["http://p.com/"][0][:2] == ["http://q.com/", round(2 / math.sqrt(3), 6)]
-    assert default["http://p.com/"][1][:2] == ["http://r.com/", 0.0]
-    assert default == reference_related(records, LinkFilterParams(), preset_params("default"),
-                                        AnchorWords())
+    # q.com: co-cited by 3 sites; r.com by 1 (on 9 pages)
+    assert default["http://p.com/"][0][:2] == ["http://q.com/", 3.0]
+    assert default["http://p.com/"][1][:2] == ["http://r.com/", 1.0]
+    assert default == reference_related(records, preset_link_params("default"),
+                                        preset_params("default"), AnchorWords())
+
+
+def test_default_preset_breaks_ties_by_evidence_not_url(tmp_path):
+    # a.com and z.com are each co-cited with p.com by one site; z.com is cited by three
+    # sites in all, a.com by one: the better-known page first, whatever the URL order.
+    records = [page("http://d.org/", "d.org", [("http://p.com/", "P"), ("http://a.com/", "A")],
+                    [("http://p.com/", "P"), ("http://z.com/", "Z")])]
+    records += [page(f"http://e{i}.org/", f"e{i}.org", [("http://z.com/", "Z"), ("http://y.com/", "Y")])
+                for i in range(2)]
+    segments = write_segments(tmp_path / "seg.jsonl", records)
+    default, _ = run_related([segments])
+    assert [entry[0] for entry in default["http://p.com/"]] == ["http://z.com/", "http://a.com/"]
+    paper, _ = run_related([segments], ["--preset", "paper", "--t", "0"])
+    assert [entry[0] for entry in paper["http://p.com/"]][0] == "http://a.com/"
+
+
+def test_default_preset_keeps_distant_pairs_and_empty_anchors(tmp_path):
+    # Two other-site links 49 positions apart (the page's own links between them are
+    # filtered, positions are not renumbered): Eq. 5 gives exp(-20.5), 0 after rounding.
+    inner = [(f"http://d.org/{i}", f"Page {i}") for i in range(48)]
+    near = page("http://d.org/", "d.org",
+                [("http://s0.com/", "Zero"), *inner, ("http://s49.com/", "Forty-nine")])
+    image = page("http://e.org/", "e.org", [("http://s0.com/", "Zero"), ("http://img.com/", "")])
+    segments = write_segments(tmp_path / "seg.jsonl", [near, image])
+    default, _ = run_related([segments])
+    paper, _ = run_related([segments], ["--preset", "paper", "--t", "0"])
+    assert {entry[0] for entry in default["http://s0.com/"]} == {"http://s49.com/", "http://img.com/"}
+    assert "http://s0.com/" not in paper  # too far apart, and an empty anchor
 
 
 def test_template_link_on_every_page_of_one_site_is_capped(tmp_path):
@@ -112,7 +141,7 @@ def test_chain_equals_the_reference_on_random_corpora(tmp_path, corpus, r, thres
             "--m", "3"]
     output, _ = run_related([write_segments(tmp_path / "seg.jsonl", records)], args)
     expected = reference_related(
-        records, LinkFilterParams(),
+        records, preset_link_params(preset),
         preset_params(preset, lam=2, r=r, n=2.5, m=3, t=threshold), AnchorWords())
     assert output == expected
 
@@ -156,7 +185,7 @@ def test_real_hub_corpus_chain_equals_reference(shared_data, tmp_path):
     assert output == expected
     assert len(output) > 1000
     default, _ = run_related([segments])  # the product's preset, at its defaults
-    assert default == reference_related(records, LinkFilterParams(), preset_params("default"),
-                                        AnchorWords())
+    assert default == reference_related(records, preset_link_params("default"),
+                                        preset_params("default"), AnchorWords())
     assert len(default) > len(output)
     assert counters["filters"]["link_same_site_as_page"] < counters["filters"]["link_kept"] / 5
