@@ -128,7 +128,14 @@ class BuildReport:
     pairs: int = 0
     pages_with_related: int = 0
     db_records: int = 0
+    fallback_records: int = 0  # records answered by the fallback (page co-citation)
     counters: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+
+
+#: The fallback of block co-citation: traditional co-citation (the paper's baseline) for
+#: pages without block evidence, co-cited at least once (README, "The default preset").
+FALLBACK_ALGORITHM = "cocitation"
+FALLBACK_JOB_ARGS = ("--min-degree", "1")
 
 
 @dataclass(frozen=True)
@@ -177,13 +184,16 @@ def build(    inputs: Sequence[str],
     job_args: Sequence[str] = (),
     progress: Callable[[str], None] = lambda message: None,
     min_records: int = 0,
+    fallback: bool = True,
 ) -> BuildReport:
     """Segmentation, the chain (block co-citation or traditional co-citation) and the
     database build.  ``work`` keeps the intermediate outputs; by default they go to a
     temporary folder removed afterwards.  On a cluster ``work`` is a URI of its file
     system (``hdfs:///user/me/relatedpages``): the jobs read and write there, and the
     chain's output is copied back (``hadoop fs -cat``) to build the local database.
-    A database of fewer than ``min_records`` records is not installed (DatabaseError)."""
+    A database of fewer than ``min_records`` records is not installed (DatabaseError).
+    With ``fallback`` (block co-citation only), traditional co-citation runs on the same
+    segments and answers the pages block co-citation has no list for, marked as such."""
     from relatedpages.db import build_database
 
     if algorithm not in ALGORITHMS:
@@ -197,8 +207,10 @@ def build(    inputs: Sequence[str],
         from jobs.cocitation import COCITATION_GROUP, MRCocitation
 
         chain_class, group, pairs_counter = MRCocitation, COCITATION_GROUP, "sibling_pairs"
+    with_fallback = fallback and algorithm == "block"
     report = BuildReport()
     folders = _work_folders(work, "related")
+    fallback_folders = _work_folders(work, "fallback") if with_fallback else None
     try:
         _segment_stage(inputs, runner, folders, report, progress)
 
@@ -209,19 +221,36 @@ def build(    inputs: Sequence[str],
         report.counters[algorithm] = chain_run.counters
         report.pairs = chain_run.counter(group, pairs_counter)
         report.pages_with_related = chain_run.counter(group, "pages_with_related")
+        fallback_records = None
+        if fallback_folders is not None:
+            from jobs.cocitation import MRCocitation
+
+            progress(f"[2/3] fallback: {FALLBACK_ALGORITHM} for pages without block evidence")
+            fallback_run = run_job(MRCocitation, [*FALLBACK_JOB_ARGS, str(folders.segments)],
+                                   runner=runner, output_dir=fallback_folders.output,
+                                   collect=fallback_folders.collect)
+            report.stages.append((f"fallback {FALLBACK_ALGORITHM}", fallback_run.seconds))
+            report.counters["fallback"] = fallback_run.counters
+            fallback_records = iter_output(fallback_folders.collect or Path(fallback_folders.output))
 
         progress(f"[3/3] building the database in {db_path}")
         started = time.monotonic()
+        parameters: dict[str, Any] = {"job_args": list(job_args), "runner": runner}
+        if with_fallback:
+            parameters["fallback"] = {"algorithm": FALLBACK_ALGORITHM,
+                                      "job_args": list(FALLBACK_JOB_ARGS)}
         summary = build_database(
             iter_output(folders.collect or Path(folders.output)), db_path, algorithm=algorithm,
-            parameters={"job_args": list(job_args), "runner": runner}, source=list(inputs),
-            min_records=min_records,
+            parameters=parameters, source=list(inputs), min_records=min_records,
+            fallback=fallback_records, fallback_source=FALLBACK_ALGORITHM,
         )
         report.stages.append(("database", time.monotonic() - started))
         report.db_records = summary.records
+        report.fallback_records = summary.fallback_records
     finally:
-        if not folders.keep:
-            shutil.rmtree(folders.root, ignore_errors=True)
+        for used in (folders, fallback_folders):
+            if used is not None and not used.keep:
+                shutil.rmtree(used.root, ignore_errors=True)
     return report
 
 

@@ -80,6 +80,10 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--min-answered", type=float, default=MIN_ANSWERED_DEFAULT, metavar="RATIO",
                        help="warn (loudly, on stderr) when the database has fewer records than "
                             "this share of the crawl's pages. Default: %(default)s")
+    build.add_argument("--no-fallback", action="store_true",
+                       help="block co-citation only: do not answer pages without block "
+                            "evidence by traditional co-citation (the default does, marked "
+                            "as such in every result)")
     build.add_argument("--min-records-ratio", type=float, default=0.0, metavar="RATIO",
                        help="refuse to replace the database at --db by one with fewer than "
                             "RATIO times its records (the old one keeps answering; exit 1). "
@@ -289,7 +293,7 @@ def run_build(args: argparse.Namespace) -> int:
             args.inputs, Path(args.db), algorithm=args.algorithm, runner=args.runner,
             work=args.work or None, job_args=[*chain_args, *args.job_arg],
             progress=lambda message: print(message, file=sys.stderr, flush=True),
-            min_records=min_records,
+            min_records=min_records, fallback=not args.no_fallback,
         )
     except DatabaseError as error:
         if error.problem is not DatabaseProblem.COLLAPSED:
@@ -304,6 +308,9 @@ def run_build(args: argparse.Namespace) -> int:
     print(f"  related pairs        {report.pairs}", file=out)
     print(f"  pages with related   {report.pages_with_related}", file=out)
     print(f"  database records     {report.db_records}  ({args.db})", file=out)
+    if report.fallback_records:
+        print(f"  answered by fallback {report.fallback_records}  (traditional co-citation: pages "
+              "without block evidence; marked in their results)", file=out)
     if args.algorithm == "block" and not args.job_arg:
         print(f"  parameters           {describe_chain(params)}", file=out)
     distribution = _score_distribution(Path(args.db))
@@ -390,15 +397,19 @@ def run_query(args: argparse.Namespace) -> int:
                 print(f"relatedpages: error: malformed URL: {query}", file=sys.stderr)
                 status = EXIT_USAGE
                 continue
-            related = database.related(url)
+            found = database.find(url)
+            matched, related = found if found is not None else (None, None)
             if args.json:
                 print(json.dumps({
                     "query": query, "url": url, "found": related is not None,
+                    "matched": matched,
                     "related": [{"url": r.url, "score": r.score,
-                                 "evidence": [list(e) for e in r.evidence]} for r in related or []],
+                                 "evidence": [list(e) for e in r.evidence],
+                                 **({"fallback": r.fallback} if r.fallback else {})}
+                                for r in related or []],
                 }, ensure_ascii=False))
             else:
-                _print_related(query, url, related)
+                _print_related(query, matched or url, related)
     return status
 
 
@@ -409,6 +420,8 @@ def _print_related(query: str, url: str, related: list[Any] | None) -> None:
         return
     if not related:
         print("  no related pages")
+    if related and related[0].fallback:
+        print(f"  (no block evidence: answered by {related[0].fallback})")
     for rank, item in enumerate(related, 1):
         sites = ", ".join(site for site, _ in item.evidence)
         print(f"  {rank:>2}. {item.score:>8.3f}  {item.url}   [{sites}]")

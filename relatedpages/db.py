@@ -96,6 +96,7 @@ from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import IO, Any, Generic, NoReturn, Self, TypeVar
 
+from filters.spelling import spelling_variants
 from filters.urls import normalise_url
 
 logger = logging.getLogger(__name__)
@@ -172,6 +173,8 @@ class RecordRejection(str, Enum):
     """(Keys as given) The key is not a non-empty string without whitespace."""
     DUPLICATE_KEY = "duplicate_key"
     """(Keys as given) Superseded by a later record of the same key (the last one wins)."""
+    FALLBACK_SUPERSEDED = "fallback_superseded"
+    """A fallback list (``build_database(fallback=…)``) for a page the main algorithm answers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +184,7 @@ class Related:
     url: str
     score: float
     evidence: tuple[tuple[str, float], ...]
+    fallback: str | None = None  # the fallback algorithm that answered, if not the database's
 
 
 @dataclass(frozen=True)
@@ -245,6 +249,7 @@ class DatabaseSummary:
     partitions: int
     bytes: int  # size of the partition files
     seconds: float
+    fallback_records: int = 0  # records answered by the fallback (marked in their entries)
 
     def count(self, reason: RecordRejection) -> int:
         return self.rejected.get(reason, 0)
@@ -286,8 +291,15 @@ def build_database(
     partitions: int = PARTITIONS,
     normalise_keys: bool = True,
     min_records: int = 0,
+    fallback: Iterable[tuple[str, Any]] | None = None,
+    fallback_source: str = "cocitation",
 ) -> DatabaseSummary:
     """Write ``records`` (page URL, related list) as a database at ``path``, atomically.
+
+    ``fallback`` records (related lists of another algorithm) answer the pages ``records``
+    has no record for; each of their entries is marked with a fourth element,
+    ``fallback_source``, so a reader can tell.  Those for pages ``records`` answers are
+    counted as ``fallback_superseded``.
 
     With ``min_records``, a build that ends with fewer records is not installed
     (:class:`DatabaseError`, ``COLLAPSED``): the database at ``path`` keeps answering.
@@ -328,16 +340,30 @@ def build_database(
             else (RecordRejection.UNUSABLE_KEY, RecordRejection.DUPLICATE_KEY)
         )
         counts = {unusable: 0, malformed: 0, duplicate: 0}
+        fallback_kept = 0
+        if fallback is not None:
+            if algorithm not in ALGORITHMS:
+                raise ValueError(f"a fallback answers related-pages lookups, not {algorithm!r}")
+            counts[RecordRejection.FALLBACK_SUPERSEDED] = 0
+            _spill(
+                _marked(fallback, fallback_source), building, partitions, counts, check=check,
+                malformed=malformed, unusable=unusable, normalise_keys=normalise_keys,
+                folder=_FALLBACK_SPILL)
         normalised, read = _spill(
             records, building, partitions, counts, check=check, malformed=malformed,
             unusable=unusable, normalise_keys=normalise_keys,
         )
         parts = []
         for index in range(partitions):
-            info, duplicates = _write_partition(building, index)
+            info, duplicates, superseded, from_fallback = _write_partition(building, index)
             parts.append(info)
             counts[duplicate] += duplicates
+            fallback_kept += from_fallback
+            if superseded:
+                counts[RecordRejection.FALLBACK_SUPERSEDED] += superseded
         (building / "spill").rmdir()
+        if (building / _FALLBACK_SPILL).exists():
+            (building / _FALLBACK_SPILL).rmdir()
         manifest = Manifest(
             format_version=FORMAT_VERSION,
             algorithm=algorithm,
@@ -372,6 +398,7 @@ def build_database(
         partitions=partitions,
         bytes=manifest.bytes,
         seconds=time.monotonic() - started,
+        fallback_records=fallback_kept,
     )
     logger.info(
         "built %s: %s records from %s read (%s), %s bytes in %.1f s",
@@ -391,11 +418,12 @@ def _spill(
     malformed: RecordRejection,
     unusable: RecordRejection,
     normalise_keys: bool,
+    folder: str = "spill",
 ) -> tuple[int, int]:
     """Append every usable record to its partition's spill file, counting rejections in
     ``counts``; (records whose URL normalisation changed, records read)."""
     read = normalised_count = 0
-    spill = building / "spill"
+    spill = building / folder
     spill.mkdir()
     handles = [open(spill / partition_name(i), "wb", buffering=_SPILL_BUFFER) for i in range(partitions)]
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
@@ -430,13 +458,16 @@ _WHITESPACE = re.compile(r"\s")
 
 
 def _is_related_list(value: Any) -> bool:
-    """``[[url: str, score: finite number, [[site: str, ds: finite number], …]], …]``."""
+    """``[[url: str, score: finite number, [[site: str, ds: finite number], …]], …]``; an
+    entry answered by a fallback has a fourth element, the fallback's name (a str)."""
     if not isinstance(value, (list, tuple)):
         return False
     for item in value:
-        if not isinstance(item, (list, tuple)) or len(item) != 3:
+        if not isinstance(item, (list, tuple)) or len(item) not in (3, 4):
             return False
-        url, score, evidence = item
+        if len(item) == 4 and not isinstance(item[3], str):
+            return False
+        url, score, evidence = item[:3]
         if not isinstance(url, str) or not _is_finite_number(score) or not isinstance(evidence, (list, tuple)):
             return False
         for pair in evidence:
@@ -497,16 +528,41 @@ VALUE_CHECKS: Mapping[str, tuple[Callable[[Any], bool], RecordRejection]] = Mapp
 })
 
 
-def _write_partition(building: Path, index: int) -> tuple[PartitionInfo, int]:
-    """Sort one spill file into its partition file; (its manifest entry, duplicates)."""
+_FALLBACK_SPILL = "spill-fallback"
+
+
+def _marked(records: Iterable[tuple[str, Any]], source: str) -> Iterator[tuple[str, Any]]:
+    """Fallback records with ``source`` appended to each entry (malformed ones unchanged:
+    the value check rejects and counts them)."""
+    for url, related in records:
+        if isinstance(related, list) and all(
+                isinstance(entry, list) and len(entry) == 3 for entry in related):
+            related = [[*entry, source] for entry in related]
+        yield url, related
+
+
+def _write_partition(building: Path, index: int) -> tuple[PartitionInfo, int, int, int]:
+    """Sort one spill file (after its fallback spill file, if any) into its partition file;
+    (its manifest entry, duplicates, fallback records superseded, fallback records kept)."""
     name = partition_name(index)
+    by_key: dict[bytes, bytes] = {}
+    fallback_spill = building / _FALLBACK_SPILL / name
+    if fallback_spill.exists():
+        for line in fallback_spill.read_bytes().split(b"\n")[:-1]:
+            by_key[line[: line.index(b"\t")]] = line
+        fallback_spill.unlink()
+    fallback_keys = set(by_key)
     spill = building / "spill" / name
     lines = spill.read_bytes().split(b"\n")
     lines.pop()  # the empty string after the last line break
-    by_key: dict[bytes, bytes] = {}
+    main_keys: set[bytes] = set()
     for line in lines:
-        by_key[line[: line.index(b"\t")]] = line  # later records replace earlier ones
-    duplicates = len(lines) - len(by_key)
+        key = line[: line.index(b"\t")]
+        main_keys.add(key)
+        by_key[key] = line  # later records replace earlier ones
+    duplicates = len(lines) - len(main_keys)
+    superseded = len(fallback_keys & main_keys)
+    fallback_kept = len(fallback_keys) - superseded
     del lines
     digest = hashlib.sha256()
     size = 0
@@ -521,7 +577,8 @@ def _write_partition(building: Path, index: int) -> tuple[PartitionInfo, int]:
         handle.flush()
         os.fsync(handle.fileno())
     spill.unlink()
-    return PartitionInfo(name, len(by_key), size, digest.hexdigest()), duplicates
+    return (PartitionInfo(name, len(by_key), size, digest.hexdigest()), duplicates, superseded,
+            fallback_kept)
 
 
 def _write_lines(handle: IO[bytes], digest: Any, lines: list[bytes]) -> int:
@@ -989,7 +1046,7 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
     ...     folder + "/db", algorithm="block", parameters={}, source=["doctest"], partitions=4)
     >>> with RelatedPagesDB(folder + "/db") as db:
     ...     db.related("HTTP://A.example:80/index.html"), db.related("http://c.example/")
-    ([Related(url='http://b.example/', score=5.25, evidence=(('hub.example', 3.0),))], None)
+    ([Related(url='http://b.example/', score=5.25, evidence=(('hub.example', 3.0),), fallback=None)], None)
     >>> shutil.rmtree(folder)
     """
 
@@ -1007,8 +1064,26 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
             raise ValueError(f"not a web page URL: {url!r}")
         return self._lookup(key.encode("utf-8"))
 
+    def find(self, url: str) -> tuple[str, list[Related]] | None:
+        """(the stored URL that matched, its related pages) for ``url`` under any of its
+        spellings (:func:`filters.spelling.spelling_variants`: the normalised URL first,
+        then trailing slash, ``http``/``https`` and ``www.``), or ``None``.
+
+        Raises ``ValueError`` for a URL that does not normalise, :class:`DatabaseError`
+        for a corrupt partition.
+        """
+        key = normalise_url(url)
+        if key is None:
+            raise ValueError(f"not a web page URL: {url!r}")
+        for spelling in spelling_variants(key):
+            found = self._lookup(spelling.encode("utf-8"))
+            if found is not None:
+                return spelling, found
+        return None
+
     def _decode_value(self, data: bytes) -> list[Related]:
         return [
-            Related(url, float(score), tuple((site, float(ds)) for site, ds in evidence))
-            for url, score, evidence in json.loads(data)
+            Related(entry[0], float(entry[1]), tuple((site, float(ds)) for site, ds in entry[2]),
+                    entry[3] if len(entry) == 4 else None)
+            for entry in json.loads(data)
         ]

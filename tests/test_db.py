@@ -570,3 +570,21 @@ def test_readers_opening_during_rebuilds_always_find_a_whole_database(tmp_path: 
         thread.join()
     assert failures == []
     assert os.listdir(tmp_path) == ["db"]
+
+
+def test_fallback_answers_only_pages_the_main_algorithm_does_not(tmp_path):
+    block = [("http://a.example/", [["http://b.example/", 2.0, [["hub.example", 1.0]]]])]
+    fallback = [("http://a.example/", [["http://z.example/", 1.0, []]]),
+                ("http://c.example/", [["http://d.example/", 3.0, []]]),
+                ("http://e.example/", "not a list")]
+    summary = build_database(iter(block), tmp_path / "db", algorithm="block", parameters={},
+                             source=["test"], partitions=4, fallback=iter(fallback))
+    assert summary.records == 2 and summary.fallback_records == 1
+    assert summary.count(RecordRejection.FALLBACK_SUPERSEDED) == 1
+    assert summary.count(RecordRejection.MALFORMED_RELATED) == 1
+    with RelatedPagesDB(tmp_path / "db", verify="full") as database:
+        (own,) = database.related("http://a.example/")
+        (answered,) = database.related("http://c.example/")
+    assert own.url == "http://b.example/" and own.fallback is None
+    assert answered.url == "http://d.example/" and answered.fallback == "cocitation"
+    assert read_manifest(tmp_path / "db").rejected["fallback_superseded"] == 1
