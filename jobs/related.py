@@ -30,9 +30,11 @@ from filters.links import filter_blocks
 from relatedpages import similarity as sim
 from relatedpages.chain import (
     AUX_TAG,
+    CITED_TAG,
     PAIR_TAG,
     decode_pair_value,
     encode_aux_value,
+    encode_cited_value,
     encode_pair_value,
 )
 from relatedpages.scoring.options import FILTER_SWITCHES, add_chain_options, chain_params_from
@@ -77,7 +79,8 @@ class MRRelatedPages(ShippedJob):
 
     def mapper_emit_pairs(self, url: str, record: Any) -> Iterator[tuple[str, str | list[Any]]]:
         """Input: url → segment record.  Output, per filtered block and page, an auxiliary
-        value (for in_p), and per related pair {p1, p2} of the page (first block only),
+        value (for in_p); under the evidence tie-break, per block before the filters and
+        href, a cited value (for popularity); and per related pair {p1, p2} of the page (first block only),
         p1 → (p2, TSD(p), A_p,p1, S_p) and p2 → (p1, TSD(p), A_p,p2, S_p)."""
         if not isinstance(record, dict) or not isinstance(record.get("blocks"), list):
             self.increment_counter(CHAIN_GROUP, "bad_segment_record")
@@ -93,6 +96,11 @@ class MRRelatedPages(ShippedJob):
         for page, count in sim.in_counts(blocks).items():
             for _ in range(count):
                 yield page, aux
+        if self.sim_params.tie_break is sim.TieBreak.EVIDENCE:
+            cited = encode_cited_value(site)
+            for page, count in sim.raw_counts(record["blocks"]).items():
+                for _ in range(count):
+                    yield page, cited
         pairs = sim.page_pairs(site, blocks, self.sim_params.lam,
                                distant_pairs=self.sim_params.distant_pairs)
         self.increment_counter(CHAIN_GROUP, "related_pairs", len(pairs))
@@ -111,8 +119,17 @@ class MRRelatedPages(ShippedJob):
         paper preset.  One pass, constant memory: integer sums, a small heap."""
         params = self.sim_params
         n_micro, cap = micro(params.n), params.r
-        in_p2 = popularity = 0  # blocks containing p2; distinct sites citing p2
+        # in_p2: blocks containing p2; popularity: sites citing p2 in at most `template`
+        # blocks (a site that repeats it more often has it in a template)
+        in_p2 = popularity = run = 0
         last_citing: Any = None
+
+        def close_citing_site() -> None:
+            nonlocal popularity, run
+            if last_citing is not None and run <= params.template:
+                popularity += 1
+            run = 0
+
         sites = 0  # citing sites of the current pair
         other = site = anchor = None
         taken = 0  # values taken from the current anchor group (the r cap)
@@ -147,10 +164,16 @@ class MRRelatedPages(ShippedJob):
         for value in values:
             if value[0] == AUX_TAG:
                 in_p2 += 1
-                if value != last_citing:  # aux values arrive sorted: equal sites together
-                    popularity += 1
-                    last_citing = value
                 continue
+            if value[0] == CITED_TAG:
+                if value != last_citing:  # these arrive sorted: equal sites together
+                    close_citing_site()
+                    last_citing = value
+                run += 1
+                continue
+            if last_citing is not None:  # the first pair value: every aux value is counted
+                close_citing_site()
+                last_citing = None
             if value[0] != PAIR_TAG:
                 self.increment_counter(CHAIN_GROUP, "bad_intermediate_value")
                 continue

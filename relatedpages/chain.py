@@ -30,6 +30,8 @@ from typing import Any
 from relatedpages.similarity import micro
 
 AUX_TAG = "0"
+#: Sorts after AUX_TAG and before PAIR_TAG: one per (raw block, href), for popularity.
+CITED_TAG = "0p"
 PAIR_TAG = "1"
 SORT_TOP = 99_999_999  # > any S_p in micro-units (S_p = P·(1 + A) <= 2)
 _SORT_WIDTH = 8
@@ -40,6 +42,12 @@ def encode_aux_value(site: str) -> list[str]:
     the citing page's site, so a reducer counts the distinct sites citing the page (equal
     values sort together)."""
     return [AUX_TAG, site]
+
+
+def encode_cited_value(site: str) -> list[str]:
+    """One per (block before the filters, href): the page is linked from ``site`` (the
+    popularity of the default preset's tie-break; equal values sort together)."""
+    return [CITED_TAG, site]
 
 
 def encode_pair_value(other: str, site: str, anchor: str, similarity: float) -> list[str]:

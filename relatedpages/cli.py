@@ -454,8 +454,8 @@ def run_demo(args: argparse.Namespace) -> int:
     print(f"==> relatedpages generate --pages {args.pages} --seed {args.seed} -o {crawl}", flush=True)
     run_generate(argparse.Namespace(pages=args.pages, seed=args.seed, output=str(crawl)))
     print(f"==> relatedpages build {crawl} --db {out / 'db'} --runner {args.runner}", flush=True)
-    run_build(argparse.Namespace(inputs=[str(crawl)], db=str(out / "db"), algorithm="block",
-                                 runner=args.runner, work=None, job_arg=[]))
+    run_build(_parser().parse_args(["build", str(crawl), "--db", str(out / "db"),
+                                    "--runner", args.runner]))
     queries = sample_queries(crawl, args.queries)
     print(f"==> relatedpages query --db {out / 'db'} {' '.join(queries)}", flush=True)
     run_query(argparse.Namespace(urls=queries, db=str(out / "db"), json=False, input=None))

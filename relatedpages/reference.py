@@ -19,9 +19,9 @@ from relatedpages.similarity import (
     LinkLike,
     RelatedEntry,
     SimilarityParams,
-    citing_sites,
     directed_candidate,
     in_counts,
+    raw_counts,
     page_pairs,
     top_related,
 )
@@ -37,33 +37,45 @@ _SimsBySite = dict[str, dict[str, list[float]]]
 def related_from_filtered(
     pages: Iterable[tuple[str, Sequence[Sequence[LinkLike]]]],
     sim_params: SimilarityParams,
+    raw: Iterable[tuple[str, Mapping[str, int]]] | None = None,
 ) -> dict[str, list[RelatedEntry]]:
     """Related pages from ``(citing page site, filtered blocks)`` pairs, one per page.
 
     For every pair {p1, p2} made by a citing page (:func:`page_pairs`), S_p counts for
     both directions: for TS(p1 -> p2) it is grouped by the citing site and the anchor of
     p2, for TS(p2 -> p1) by the citing site and the anchor of p1 (Eq. 10-12).  in_p is
-    counted over every filtered block of every page (Eq. 13), and so are the sites citing
-    each page (the evidence tie-break of the default preset).
+    counted over every filtered block of every page (Eq. 13).  A page's popularity (the
+    evidence tie-break of the default preset) is the number of sites whose blocks link it
+    at most ``template`` times (more often: their template), counted over ``raw``
+    (citing site, :func:`~relatedpages.similarity.raw_counts` of its blocks before the
+    filters) — or over the filtered blocks when ``raw`` is not given.
     """
     in_p: Counter[str] = Counter()
-    sites_of: defaultdict[str, set[str]] = defaultdict(set)  # sites citing a page at all
+    # blocks of each citing site that contain a page (for the popularity tie-break)
+    site_blocks: Counter[tuple[str, str]] = Counter()
     # sims[source][target] -> citing site -> anchor key of target -> [S_p, ...]
     sims: defaultdict[str, defaultdict[str, _SimsBySite]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     )
     for page_site, blocks in pages:
-        in_p.update(in_counts(blocks))
-        for cited in citing_sites(page_site, blocks):
-            sites_of[cited].add(page_site)
+        counts = in_counts(blocks)
+        in_p.update(counts)
+        if raw is None:
+            for cited, count in counts.items():
+                site_blocks[cited, page_site] += count
         for pair in page_pairs(page_site, blocks, sim_params.lam,
                                distant_pairs=sim_params.distant_pairs):
             sims[pair.p1][pair.p2][pair.site][pair.anchor2].append(pair.s)
             sims[pair.p2][pair.p1][pair.site][pair.anchor1].append(pair.s)
+    for page_site, counts in raw or ():
+        for cited, count in counts.items():
+            site_blocks[cited, page_site] += count
+    popularity: Counter[str] = Counter(
+        cited for (cited, _site), blocks in site_blocks.items() if blocks <= sim_params.template)
     related: dict[str, list[RelatedEntry]] = {}
     for source in sorted(sims):
         candidates = [directed_candidate(target, by_site, in_p[target], sim_params,
-                                         len(sites_of[target]))
+                                         popularity[target])
                       for target, by_site in sims[source].items()]
         entries = top_related(candidates, sim_params.m, sim_params.t, sim_params.tie_break)
         if entries:
@@ -87,9 +99,12 @@ def reference_related(
     """
     from filters.links import filter_blocks  # lazy: see the TYPE_CHECKING import above
 
+    raw: list[tuple[str, Mapping[str, int]]] = []
+
     def filtered() -> Iterable[tuple[str, Sequence[Sequence[LinkLike]]]]:
         for record in records:
+            raw.append((record["site"], raw_counts(record["blocks"])))
             blocks, _events = filter_blocks(record["site"], record["blocks"], words, link_params)
             yield record["site"], blocks
 
-    return related_from_filtered(filtered(), sim_params)
+    return related_from_filtered(filtered(), sim_params, raw)

@@ -38,6 +38,10 @@ N_DEFAULT = 10.0
 M_DEFAULT = 15
 #: Total similarity threshold T: related pages have TS >= T (Eq. 13).
 T_DEFAULT = 4.0
+#: A site whose filtered blocks contain a page more often than this has it in a template
+#: (a footer, a sidebar on every page): it does not count toward the page's popularity
+#: (the evidence tie-break).  An editor cites a page once, twice with a "top" list.
+TEMPLATE_DEFAULT = 2
 #: Citing sites (top DS_d) kept as the evidence of each related page.
 EVIDENCE_DEFAULT = 3
 #: Decimal digits every S_p, DS_d and TS is rounded to (see the module docstring).
@@ -69,7 +73,8 @@ class TieBreak(str, Enum):
     """The order of results with equal scores."""
 
     URL = "url"  # the paper's (URL ascending)
-    # the number of sites citing p2 at all, descending (the better-known page first), then
+    # the number of sites whose blocks link p2 (before the link filters; each in at most
+    # ``template`` blocks: more is a template), descending (the better-known page first), then
     # Σ_d DS_d descending (closer in its blocks, more shared anchor words), then URL.
     EVIDENCE = "evidence"
 
@@ -133,7 +138,7 @@ class SimilarityParams:
     >>> SimilarityParams()  # doctest: +NORMALIZE_WHITESPACE
     SimilarityParams(lam=8, r=9, n=10.0, m=15, t=4.0, evidence=3, damping=<Damping.LOG: 'log'>,
                      score=<ScoreForm.TOTAL: 'total'>, tie_break=<TieBreak.URL: 'url'>,
-                     distant_pairs=False)
+                     distant_pairs=False, template=2)
     >>> SimilarityParams(r=0)
     Traceback (most recent call last):
     ...
@@ -150,6 +155,7 @@ class SimilarityParams:
     score: ScoreForm = ScoreForm.TOTAL
     tie_break: TieBreak = TieBreak.URL
     distant_pairs: bool = False
+    template: int = TEMPLATE_DEFAULT
 
     def __post_init__(self) -> None:
         for name, kind in (("damping", Damping), ("score", ScoreForm), ("tie_break", TieBreak)):
@@ -161,6 +167,7 @@ class SimilarityParams:
         if not isinstance(self.distant_pairs, bool):
             raise ValueError(f"distant_pairs must be a bool, got {self.distant_pairs!r}")
         _check_int("lam", self.lam, 0)
+        _check_int("template", self.template, 1)
         _check_int("r", self.r, 1)
         _check_int("m", self.m, 1)
         _check_int("evidence", self.evidence, 0)
@@ -318,10 +325,23 @@ def page_pairs(
     return pairs
 
 
-def citing_sites(page_site: str, filtered_blocks: Iterable[Iterable[LinkLike]]) -> dict[str, str]:
-    """For the popularity tie-break: every page the blocks of one citing page contain,
-    mapped to the citing site (a page counts the distinct sites over all citing pages)."""
-    return {link.url: page_site for block in filtered_blocks for link in block}
+def raw_counts(blocks: Any) -> Counter[str]:
+    """For the popularity tie-break: +1 per (block, distinct href) of a segment record's
+    blocks *before* the link filters (the page is cited, whatever the filters keep for
+    co-citation).  Malformed blocks and links are skipped (the filters count them).
+
+    >>> sorted(raw_counts([[{"href": "http://a/"}, {"href": "http://a/"}], [{"href": "http://a/"}],
+    ...                    "junk", [{"nohref": 1}]]).items())
+    [('http://a/', 2)]
+    """
+    counts: Counter[str] = Counter()
+    if not isinstance(blocks, list):
+        return counts
+    for block in blocks:
+        if isinstance(block, list):
+            counts.update({link["href"] for link in block
+                           if isinstance(link, dict) and isinstance(link.get("href"), str)})
+    return counts
 
 
 def in_counts(filtered_blocks: Iterable[Iterable[LinkLike]]) -> Counter[str]:
@@ -441,7 +461,7 @@ class Candidate(NamedTuple):
     url: str
     score: float
     evidence: Evidence
-    popularity: int = 1  # sites citing the related page at all (the evidence tie-break)
+    popularity: int = 1  # sites linking the related page, templates aside (evidence tie-break)
     ds_sum: float = 0.0  # Σ_d DS_d (the evidence tie-break)
 
 

@@ -79,6 +79,9 @@ _OPTIONS = (
             "order of equal scores: url, or evidence (in_p2, then summed DS_d, then URL). "
             "Default: the preset's (paper url, default evidence)",
             tuple(b.value for b in sim.TieBreak)),
+    _Option("--template", "template", int, sim.TEMPLATE_DEFAULT,
+            "a site citing a page in more blocks has it in a template: it does not count "
+            "toward the page's popularity (the evidence tie-break)."),
     _Option("--evidence", "evidence", int, sim.EVIDENCE_DEFAULT,
             "citing sites kept as evidence per result."),
 )
