@@ -128,6 +128,18 @@ def _parser() -> argparse.ArgumentParser:
     add_adjust_options(seg_eval.add_argument)
     _add_eval_related(evals)
     _add_eval_moved(evals)
+    topics = evals.add_parser(
+        "topics", help="related pages graded by topic on generated webs (the second ground truth)")
+    topics.add_argument("--pages", default="10000", metavar="N,N,…",
+                        help="generated web sizes. Default: %(default)s")
+    topics.add_argument("--seed", type=int, default=2,
+                        help="generator seed (the default preset was chosen on seed 7). "
+                             "Default: %(default)s")
+    topics.add_argument("--crawl", action="append", default=[], metavar="FILE",
+                        help="grade this generated crawl (with its .topics.tsv) instead")
+    topics.add_argument("--plot", default="related-topics.png",
+                        help="P@15 per topic (Fig. 11). Default: %(default)s")
+    topics.add_argument("--json", action="store_true", help="print the figures as JSON too")
     _add_link_commands(commands)
     return parser
 
@@ -461,18 +473,23 @@ def run_demo(args: argparse.Namespace) -> int:
     run_query(argparse.Namespace(urls=queries, db=str(out / "db"), json=False, input=None))
     template = registration_url()
     with RelatedPagesDB(out / "db") as database:
-        lists = 0
-        holders: list[str] = []
+        lists = {"block": 0, "fallback": 0}
+        holders: dict[str, list[str]] = {"block": [], "fallback": []}
         for url, related in database.records():
-            if url == template:
+            if url == template or not related:
                 continue
-            lists += 1
+            kind = "fallback" if related[0].fallback else "block"
+            lists[kind] += 1
             if any(item.url == template for item in related):
-                holders.append(url)
+                holders[kind].append(url)
     print(f"\nThe registration link {template} sits in the footer template of most pages of "
-          f"every site. It is in {len(holders)} of the {lists} related lists"
-          + (f": those of {', '.join(holders[:5])} (its fellow footer links)" if holders else "")
-          + ".")
+          f"every site. It is in {len(holders['block'])} of the {lists['block']} block "
+          "co-citation lists"
+          + (f" (those of {', '.join(holders['block'][:3])}, …: ad landing pages, whose ad "
+             "block the segmenter merges with the footer)" if holders["block"] else "")
+          + f", and in {len(holders['fallback'])} of the {lists['fallback']} lists the "
+          "co-citation fallback answers (pages without block evidence; co-citation has no "
+          "template damping).")
     return EXIT_OK
 
 
@@ -553,6 +570,40 @@ def run_eval_related(args: argparse.Namespace) -> int:
     print(f"R-score curve (Fig. 10): {plot}")
     if args.json:
         print(rel.evaluation_as_json(evaluation))
+    return EXIT_OK
+
+
+def run_eval_topics(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from relatedpages.evaluation import topics as top
+    from relatedpages.generate import generate_crawl
+
+    try:
+        sizes = [int(v) for v in args.pages.split(",") if v.strip()]
+    except ValueError as error:
+        raise UsageError(f"--pages: {error}") from error
+    if any(size < 100 for size in sizes) and not args.crawl:
+        raise UsageError("--pages: generate at least 100 pages")
+    evaluations = []
+    with tempfile.TemporaryDirectory(prefix="relatedpages-topics-") as folder:
+        crawls = [Path(path) for path in args.crawl]
+        for size in ([] if args.crawl else sizes):
+            crawl = Path(folder) / f"web-{size}-seed{args.seed}.warc.gz"
+            print(f"generating {size} pages (seed {args.seed}) …", file=sys.stderr, flush=True)
+            generate_crawl(crawl, pages=size, seed=args.seed)
+            crawls.append(crawl)
+        for crawl in crawls:
+            if not crawl.is_file():
+                raise UsageError(f"no such crawl: {crawl}")
+            evaluation = top.evaluate_topics(crawl)
+            evaluations.append(evaluation)
+            print(top.format_topics(evaluation) + "\n")
+    plot = Path(args.plot)
+    top.plot_topics(evaluations, plot)
+    print(f"P@15 per topic (Fig. 11): {plot}")
+    if args.json:
+        print(json.dumps([top.as_dict(e) for e in evaluations]))
     return EXIT_OK
 
 
@@ -1180,6 +1231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_eval_related(args)
         if args.command == "eval" and args.evaluation == "moved":
             return run_eval_moved(args)
+        if args.command == "eval" and args.evaluation == "topics":
+            return run_eval_topics(args)
     except UsageError as error:
         print(f"relatedpages: error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,0 +1,51 @@
+"""relatedpages eval topics: related pages graded by topic on generated webs."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from relatedpages import cli
+from relatedpages.evaluation.naive import NAIVE
+from relatedpages.evaluation.related import BLOCK, COCITATION
+from relatedpages.evaluation.topics import evaluate_topics, format_topics, score_topics
+from relatedpages.generate import generate_crawl
+
+
+def test_score_topics_by_hand() -> None:
+    topics = {"a": "x", "b": "x", "c": "y", "d": "y"}
+    scores = score_topics({"a": [["c", 3], ["b", 2]], "c": [["d", 1]]}, ["a", "c", "d"], topics, k=2)
+    assert scores.covered == 2 and scores.p1 == pytest.approx(1 / 3)
+    assert scores.p15 == pytest.approx((1 / 2 + 1 / 2 + 0) / 3)
+    assert scores.p15_by_topic == {"x": 0.5, "y": 0.25}
+
+
+@pytest.fixture(scope="module")
+def small_web(tmp_path_factory) -> Path:
+    crawl = tmp_path_factory.mktemp("topics") / "web.warc.gz"
+    generate_crawl(crawl, pages=3000, seed=11)
+    return crawl
+
+
+def test_defaults_beat_the_floor_on_a_web_no_choice_was_made_on(small_web: Path) -> None:
+    evaluation = evaluate_topics(small_web)
+    scores = evaluation.scores
+    block, floor = scores[BLOCK], scores[f"{COCITATION} (min-degree 2)"]
+    assert evaluation.test_pages > 100
+    assert block.coverage >= 0.95
+    # the floor of issue 10: traditional co-citation at its defaults, on every measure
+    assert block.p1 > floor.p1 and block.p5 > floor.p5 and block.p15 > floor.p15
+    assert NAIVE in scores and len(block.p15_by_topic) >= 10
+    assert "P@15 per topic" in format_topics(evaluation)
+
+
+def test_cli_prints_and_plots(small_web: Path, tmp_path: Path, capsys) -> None:
+    plot = tmp_path / "topics.png"
+    assert cli.main(["eval", "topics", "--crawl", str(small_web), "--plot", str(plot),
+                     "--json"]) == cli.EXIT_OK
+    out = capsys.readouterr().out
+    figures = json.loads(out.strip().splitlines()[-1])
+    assert figures[0]["scores"][BLOCK]["coverage"] >= 0.95
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert cli.main(["eval", "topics", "--crawl", str(tmp_path / "none.warc.gz")]) == cli.EXIT_USAGE
