@@ -139,6 +139,10 @@ def task_env(work: Path) -> dict[str, str]:
     return env
 
 
+#: Arguments every run of the chain gets (``--preset``), set by ``main``.
+JOB_ARGS: list[str] = []
+
+
 def prepare(work: Path, label: str, pages: int, seed: int, env: dict[str, str]) -> Size:
     """Generate and segment one crawl (once; not part of the medians)."""
     folder = work / label
@@ -175,7 +179,7 @@ def run_chain(size: Size, env: dict[str, str]) -> dict[str, Measure]:
     folder = size.segments.parent
     (folder / "related").mkdir(exist_ok=True)
     sort_env = dict(env, LC_ALL="C")  # byte order, as mrjob's local runner sorts
-    job = [sys.executable, str(RELATED_JOB)]
+    job = [sys.executable, str(RELATED_JOB), *JOB_ARGS]
     plan: list[tuple[str, list[str], str, str, dict[str, str]]] = [
         ("Mapper1", [*job, "--step-num=0", "--mapper"], size.segments.name, "map1", env),
         ("Sort1", ["sort"], "map1", "sorted1", sort_env),
@@ -199,7 +203,7 @@ def check_against_job(size: Size) -> int:
     folder = size.segments.parent
     reference = folder / "reference"
     shutil.rmtree(reference, ignore_errors=True)
-    run_job(MRRelatedPages, [str(size.segments)], runner="inline", output_dir=reference)
+    run_job(MRRelatedPages, [*JOB_ARGS, str(size.segments)], runner="inline", output_dir=reference)
     expected = sorted(iter_output(reference), key=lambda record: record[0])
     got = sorted(iter_output(folder / "related"), key=lambda record: record[0])
     if got != expected:
@@ -251,9 +255,13 @@ def main() -> int:
                         help="generator seed. Default: %(default)s")
     parser.add_argument("--runs", type=int, default=RUNS_DEFAULT,
                         help="runs per size (medians are printed). Default: %(default)s")
+    parser.add_argument("--preset", choices=("default", "paper"), default="default",
+                        help="the chain's parameter preset (jobs.related --preset). "
+                             "Default: %(default)s")
     parser.add_argument("--work", type=Path,
                         help="keep crawls and stage outputs here (default: a temporary folder)")
     args = parser.parse_args()
+    JOB_ARGS[:] = ["--preset", args.preset]
     if args.base_pages < 1 or args.runs < 1:
         parser.error("--base-pages and --runs must be >= 1")
     if shutil.which("sort") is None:
@@ -286,7 +294,7 @@ def main() -> int:
                       flush=True)
                 runs[size.label].append(run_chain(size, env))
 
-        print(f"chain of jobs/related.py by stage, one task per stage "
+        print(f"chain of jobs/related.py (--preset {args.preset}) by stage, one task per stage "
               f"(median of {args.runs} runs; seed {args.seed})")
         print(f"{'size':<8}{'pages':>8}{'records':>10}{'values':>12}{'step1 out':>11}{'related':>9}")
         for size in sizes:
