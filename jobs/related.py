@@ -101,12 +101,15 @@ class MRRelatedPages(ShippedJob):
             for page, count in sim.raw_counts(record["blocks"]).items():
                 for _ in range(count):
                     yield page, cited
+        page = record.get("url") if isinstance(record.get("url"), str) else url
         pairs = sim.page_pairs(site, blocks, self.sim_params.lam,
-                               distant_pairs=self.sim_params.distant_pairs)
+                               distant_pairs=self.sim_params.distant_pairs, page_url=page)
         self.increment_counter(CHAIN_GROUP, "related_pairs", len(pairs))
         for pair in pairs:
-            yield pair.p1, encode_pair_value(pair.p2, pair.site, pair.anchor1, pair.s)
-            yield pair.p2, encode_pair_value(pair.p1, pair.site, pair.anchor2, pair.s)
+            yield pair.p1, encode_pair_value(pair.p2, pair.site, pair.anchor1, pair.s,
+                                             pair.page, pair.text1)
+            yield pair.p2, encode_pair_value(pair.p1, pair.site, pair.anchor2, pair.s,
+                                             pair.page, pair.text2)
 
     # -- Reducer1 --------------------------------------------------------------------------
 
@@ -134,20 +137,23 @@ class MRRelatedPages(ShippedJob):
         other = site = anchor = None
         taken = 0  # values taken from the current anchor group (the r cap)
         site_micro = total_micro = max_micro = 0
-        evidence: list[tuple[int, str]] = []  # min-heap of (ds, site) of the best sites
+        # min-heap of (ds, site, citing page, anchor text) of the best sites
+        evidence: list[tuple[int, _Desc, str, str]] = []
+        best: tuple[int, str, str] | None = None  # the current site's strongest citation
 
         def close_site() -> None:
-            nonlocal total_micro, site_micro, max_micro, sites
+            nonlocal total_micro, site_micro, max_micro, sites, best
             if site is None:
                 return
             ds = min(n_micro, site_micro)  # Eq. 12
             total_micro += ds
             max_micro = max(max_micro, ds)
             sites += 1
-            heapq.heappush(evidence, (ds, _Desc(site)))
+            assert best is not None  # a site has at least one value
+            heapq.heappush(evidence, (ds, _Desc(site), best[1], best[2]))
             if len(evidence) > params.evidence:
                 heapq.heappop(evidence)
-            site_micro = 0
+            site_micro, best = 0, None
 
         def close_other() -> Iterator[tuple[str, list[Any]]]:
             if other is None:
@@ -155,8 +161,9 @@ class MRRelatedPages(ShippedJob):
             close_site()
             ts = score_from_micro(total_micro, max_micro, sites, in_p2, params)  # Eq. 13
             if ts >= params.t:
-                best = sorted(evidence, key=lambda item: (-item[0], item[1].value))
-                yield other, [page, ts, [[s.value, unmicro(ds)] for ds, s in best],
+                ranked = sorted(evidence, key=lambda item: (-item[0], item[1].value))
+                yield other, [page, ts, [[s.value, unmicro(ds), citing, text]
+                                         for ds, s, citing, text in ranked],
                               popularity, unmicro(total_micro)]
             else:
                 self.increment_counter(CHAIN_GROUP, "scores_below_threshold")
@@ -177,7 +184,7 @@ class MRRelatedPages(ShippedJob):
             if value[0] != PAIR_TAG:
                 self.increment_counter(CHAIN_GROUP, "bad_intermediate_value")
                 continue
-            p1, value_site, value_anchor, s_micro = decode_pair_value(value)
+            p1, value_site, value_anchor, s_micro, citing, text = decode_pair_value(value)
             if p1 != other:
                 yield from close_other()
                 other, site, anchor, taken = p1, value_site, value_anchor, 0
@@ -191,6 +198,8 @@ class MRRelatedPages(ShippedJob):
             if taken < cap:  # the top r similarities of this anchor group (Eq. 12)
                 site_micro += s_micro
                 taken += 1
+            if sim.better_citation(s_micro, citing, text, best):
+                best = (s_micro, citing, text)
         yield from close_other()
 
     # -- Reducer2 --------------------------------------------------------------------------

@@ -50,15 +50,18 @@ def encode_cited_value(site: str) -> list[str]:
     return [CITED_TAG, site]
 
 
-def encode_pair_value(other: str, site: str, anchor: str, similarity: float) -> list[str]:
-    """(other page, TSD(p), anchor of the key page in p, S_p) as a byte-sortable list."""
+def encode_pair_value(other: str, site: str, anchor: str, similarity: float,
+                      page: str = "", text: str = "") -> list[str]:
+    """(other page, TSD(p), anchor of the key page in p, S_p, p, the key page's anchor
+    text in p) as a byte-sortable list (the last two are evidence, after the sort key)."""
     s_micro = micro(similarity)
     if not 0 <= s_micro <= SORT_TOP:
         raise ValueError(f"similarity out of range: {similarity}")
-    return [PAIR_TAG, other, site, anchor, str(SORT_TOP - s_micro).zfill(_SORT_WIDTH)]
+    return [PAIR_TAG, other, site, anchor, str(SORT_TOP - s_micro).zfill(_SORT_WIDTH), page, text]
 
 
-def decode_pair_value(value: Any) -> tuple[str, str, str, int]:
-    """(other page, site, anchor, S_p in micro-units) of an encoded pair value."""
-    _, other, site, anchor, inverted = value
-    return other, site, anchor, SORT_TOP - int(inverted)
+def decode_pair_value(value: Any) -> tuple[str, str, str, int, str, str]:
+    """(other page, site, anchor, S_p in micro-units, citing page, anchor text) of an
+    encoded pair value."""
+    _, other, site, anchor, inverted, page, text = value
+    return other, site, anchor, SORT_TOP - int(inverted), page, text

@@ -25,6 +25,7 @@ import dataclasses
 import json
 import logging
 import math
+import os
 import sys
 import time
 from collections import Counter
@@ -425,6 +426,12 @@ def run_query(args: argparse.Namespace) -> int:
     return status
 
 
+def _one_line(text: str, width: int = 60) -> str:
+    """Anchor text from a crawl, printable on one terminal line (control characters out)."""
+    clean = "".join(ch if ch.isprintable() else " " for ch in text).strip()
+    return clean if len(clean) <= width else clean[: width - 1] + "…"
+
+
 def _print_related(query: str, url: str, related: list[Any] | None) -> None:
     print(f"\n{url}" + ("" if url == query else f"   (query: {query})"))
     if related is None:
@@ -435,8 +442,11 @@ def _print_related(query: str, url: str, related: list[Any] | None) -> None:
     if related and related[0].fallback:
         print(f"  (no block evidence: answered by {related[0].fallback})")
     for rank, item in enumerate(related, 1):
-        sites = ", ".join(site for site, _ in item.evidence)
+        sites = ", ".join(evidence[0] for evidence in item.evidence)
         print(f"  {rank:>2}. {item.score:>8.3f}  {item.url}   [{sites}]")
+        if item.evidence and len(item.evidence[0]) == 4:
+            _, _, citing, text = item.evidence[0]
+            print(f"{'':>14}via {citing}" + (f"  «{_one_line(text)}»" if text else ""))
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -1236,6 +1246,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"relatedpages: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # `relatedpages query … | head`: the reader has what it wanted; end quietly (and
+        # keep Python from reporting the pipe again when it flushes stdout at exit)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
     except _job_failures() as error:
         print(f"relatedpages: failed: {error}", file=sys.stderr)
         return EXIT_FAILURE

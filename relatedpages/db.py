@@ -179,11 +179,12 @@ class RecordRejection(str, Enum):
 
 @dataclass(frozen=True, slots=True)
 class Related:
-    """One related page of a lookup: its URL, score and evidence ``(citing site, DS_d)``."""
+    """One related page of a lookup: its URL, score and evidence ``(citing site, DS_d)`` or
+    ``(citing site, DS_d, citing page, anchor text)``."""
 
     url: str
     score: float
-    evidence: tuple[tuple[str, float], ...]
+    evidence: tuple[tuple[Any, ...], ...]
     fallback: str | None = None  # the fallback algorithm that answered, if not the database's
 
 
@@ -459,7 +460,8 @@ _WHITESPACE = re.compile(r"\s")
 
 def _is_related_list(value: Any) -> bool:
     """``[[url: str, score: finite number, [[site: str, ds: finite number], …]], …]``; an
-    entry answered by a fallback has a fourth element, the fallback's name (a str)."""
+    evidence item may add the citing page and the anchor text (both str); an entry answered
+    by a fallback has a fourth element, the fallback's name (a str)."""
     if not isinstance(value, (list, tuple)):
         return False
     for item in value:
@@ -473,9 +475,10 @@ def _is_related_list(value: Any) -> bool:
         for pair in evidence:
             if (
                 not isinstance(pair, (list, tuple))
-                or len(pair) != 2
+                or len(pair) not in (2, 4)
                 or not isinstance(pair[0], str)
                 or not _is_finite_number(pair[1])
+                or not all(isinstance(text, str) for text in pair[2:])
             ):
                 return False
     return True
@@ -1083,7 +1086,8 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
 
     def _decode_value(self, data: bytes) -> list[Related]:
         return [
-            Related(entry[0], float(entry[1]), tuple((site, float(ds)) for site, ds in entry[2]),
+            Related(entry[0], float(entry[1]),
+                    tuple((item[0], float(item[1]), *item[2:]) for item in entry[2]),
                     entry[3] if len(entry) == 4 else None)
             for entry in json.loads(data)
         ]

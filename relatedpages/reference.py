@@ -19,8 +19,10 @@ from relatedpages.similarity import (
     LinkLike,
     RelatedEntry,
     SimilarityParams,
+    better_citation,
     directed_candidate,
     in_counts,
+    micro,
     raw_counts,
     page_pairs,
     top_related,
@@ -35,11 +37,13 @@ _SimsBySite = dict[str, dict[str, list[float]]]
 
 
 def related_from_filtered(
-    pages: Iterable[tuple[str, Sequence[Sequence[LinkLike]]]],
+    pages: Iterable[tuple[str, Sequence[Sequence[LinkLike]]]
+                    | tuple[str, Sequence[Sequence[LinkLike]], str]],
     sim_params: SimilarityParams,
     raw: Iterable[tuple[str, Mapping[str, int]]] | None = None,
 ) -> dict[str, list[RelatedEntry]]:
-    """Related pages from ``(citing page site, filtered blocks)`` pairs, one per page.
+    """Related pages from ``(citing page site, filtered blocks[, citing page URL])``, one
+    per page (the URL names the citing page in the evidence).
 
     For every pair {p1, p2} made by a citing page (:func:`page_pairs`), S_p counts for
     both directions: for TS(p1 -> p2) it is grouped by the citing site and the anchor of
@@ -57,16 +61,25 @@ def related_from_filtered(
     sims: defaultdict[str, defaultdict[str, _SimsBySite]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     )
-    for page_site, blocks in pages:
+    # (source, target, citing site) -> (S_p, citing page, target's anchor text): the evidence
+    best_citation: dict[tuple[str, str, str], tuple[int, str, str]] = {}
+    for page in pages:
+        page_site, blocks = page[0], page[1]
+        page_url = page[2] if len(page) > 2 else ""  # type: ignore[misc]
         counts = in_counts(blocks)
         in_p.update(counts)
         if raw is None:
             for cited, count in counts.items():
                 site_blocks[cited, page_site] += count
         for pair in page_pairs(page_site, blocks, sim_params.lam,
-                               distant_pairs=sim_params.distant_pairs):
+                               distant_pairs=sim_params.distant_pairs, page_url=page_url):
             sims[pair.p1][pair.p2][pair.site][pair.anchor2].append(pair.s)
             sims[pair.p2][pair.p1][pair.site][pair.anchor1].append(pair.s)
+            for source, target, text in (((pair.p1, pair.p2, pair.text2),
+                                          (pair.p2, pair.p1, pair.text1)) if page_url else ()):
+                key = (source, target, pair.site)
+                if better_citation(micro(pair.s), pair.page, text, best_citation.get(key)):
+                    best_citation[key] = (micro(pair.s), pair.page, text)
     for page_site, counts in raw or ():
         for cited, count in counts.items():
             site_blocks[cited, page_site] += count
@@ -74,13 +87,23 @@ def related_from_filtered(
         cited for (cited, _site), blocks in site_blocks.items() if blocks <= sim_params.template)
     related: dict[str, list[RelatedEntry]] = {}
     for source in sorted(sims):
-        candidates = [directed_candidate(target, by_site, in_p[target], sim_params,
-                                         popularity[target])
-                      for target, by_site in sims[source].items()]
+        candidates = [directed_candidate(
+            target, by_site, in_p[target], sim_params, popularity[target],
+            _citations(best_citation, source, target, by_site))
+            for target, by_site in sims[source].items()]
         entries = top_related(candidates, sim_params.m, sim_params.t, sim_params.tie_break)
         if entries:
             related[source] = entries
     return related
+
+
+def _citations(best: Mapping[tuple[str, str, str], tuple[int, str, str]], source: str,
+               target: str, sites: Iterable[str]) -> dict[str, tuple[str, str]] | None:
+    """Each citing site's strongest (page, anchor text), or None when pages were not given."""
+    try:
+        return {site: best[source, target, site][1:] for site in sites}
+    except KeyError:
+        return None
 
 
 def reference_related(
@@ -101,10 +124,10 @@ def reference_related(
 
     raw: list[tuple[str, Mapping[str, int]]] = []
 
-    def filtered() -> Iterable[tuple[str, Sequence[Sequence[LinkLike]]]]:
+    def filtered() -> Iterable[tuple[str, Sequence[Sequence[LinkLike]], str]]:
         for record in records:
             raw.append((record["site"], raw_counts(record["blocks"])))
             blocks, _events = filter_blocks(record["site"], record["blocks"], words, link_params)
-            yield record["site"], blocks
+            yield record["site"], blocks, record["url"]
 
     return related_from_filtered(filtered(), sim_params, raw)

@@ -86,7 +86,9 @@ class Preset(str, Enum):
     PAPER = "paper"
 
 
-#: ``[citing_site, ds]`` pairs, best first: the JSON shape of the evidence.
+#: ``[citing_site, ds, citing_page, anchor_text]``, best first: the JSON shape of the
+#: evidence (the page of that site whose block gave the largest S_p, and the related page's
+#: anchor text there); ``[citing_site, ds]`` when the pages are not known.
 Evidence: TypeAlias = list[list[Any]]
 #: ``[related_url, ts, evidence]``: the JSON shape of one related page.
 RelatedEntry: TypeAlias = list[Any]
@@ -271,11 +273,14 @@ class PagePair:
     anchor1: str  # anchor_key of p1's anchor in the block that made the pair
     anchor2: str  # anchor_key of p2's anchor in that block
     s: float  # S_p, rounded to ROUND_DIGITS
+    page: str = ""  # the citing page (evidence a person can check)
+    text1: str = ""  # p1's anchor text in that block, as written
+    text2: str = ""  # p2's anchor text in that block
 
 
 def page_pairs(
     page_site: str, filtered_blocks: Sequence[Sequence[LinkLike]], lam: int,
-    *, distant_pairs: bool = False,
+    *, distant_pairs: bool = False, page_url: str = "",
 ) -> list[PagePair]:
     """The related pairs a citing page generates (Definition 1, Eq. 5-8).
 
@@ -320,6 +325,9 @@ def page_pairs(
                             anchor1=anchor_key(low.words),
                             anchor2=anchor_key(high.words),
                             s=s,
+                            page=page_url,
+                            text1=getattr(low, "anchor", ""),
+                            text2=getattr(high, "anchor", ""),
                         )
                     )
     return pairs
@@ -479,16 +487,29 @@ def total_similarity(ds_by_site: Mapping[str, float], in_p2: int) -> float:
     return total_from_micro(sum(micro(ds) for ds in ds_by_site.values()), in_p2)
 
 
-def top_evidence(ds_by_site: Mapping[str, float], k: int) -> Evidence:
-    """The evidence of a related page: the top k citing sites by DS_d, ``[[site, ds], ...]``.
+def top_evidence(ds_by_site: Mapping[str, float], k: int,
+                 citing: Mapping[str, tuple[str, str]] | None = None) -> Evidence:
+    """The evidence of a related page: the top k citing sites by DS_d, ``[[site, ds], ...]``,
+    each with its strongest citing page and anchor text when ``citing`` gives them.
 
     DS_d descending, ties by site ascending.
 
     >>> top_evidence({"b.com": 1.0, "a.com": 1.0, "c.com": 2.0}, 2)
     [['c.com', 2.0], ['a.com', 1.0]]
+    >>> top_evidence({"a.com": 1.0}, 1, {"a.com": ("http://a.com/list", "Flask")})
+    [['a.com', 1.0, 'http://a.com/list', 'Flask']]
     """
     ranked = sorted(ds_by_site.items(), key=lambda item: (-item[1], item[0]))
-    return [[site, ds] for site, ds in ranked[: max(k, 0)]]
+    if citing is None:
+        return [[site, ds] for site, ds in ranked[: max(k, 0)]]
+    return [[site, ds, *citing[site]] for site, ds in ranked[: max(k, 0)]]
+
+
+def better_citation(s: int, page: str, text: str, best: tuple[int, str, str] | None) -> bool:
+    """Whether (S_p in micro-units, citing page, anchor text) beats ``best`` as a site's
+    evidence: larger S_p, then the smaller page, then the smaller text (independent of the
+    order values arrive in, so the chain and the oracle agree)."""
+    return best is None or s > best[0] or (s == best[0] and (page, text) < best[1:])
 
 
 def directed_score(
@@ -512,9 +533,11 @@ def directed_candidate(
     in_p2: int,
     params: SimilarityParams,
     popularity: int = 1,
+    citing: Mapping[str, tuple[str, str]] | None = None,
 ) -> Candidate:
     """:func:`directed_score` as a :class:`Candidate` for ``url`` (with its tie keys;
-    ``popularity`` = the number of sites whose filtered blocks contain ``url``)."""
+    ``popularity`` = the number of sites linking ``url``; ``citing`` = each site's strongest
+    (citing page, anchor text) for the evidence)."""
     ds_micro = {
         site: domain_similarity_micro(groups, params.r, params.n)
         for site, groups in sims_by_site.items()
@@ -522,7 +545,8 @@ def directed_candidate(
     total, best = sum(ds_micro.values()), max(ds_micro.values(), default=0)
     ds_by_site = {site: unmicro(value) for site, value in ds_micro.items()}
     return Candidate(url, score_from_micro(total, best, len(ds_micro), in_p2, params),
-                     top_evidence(ds_by_site, params.evidence), popularity, unmicro(total))
+                     top_evidence(ds_by_site, params.evidence, citing), popularity,
+                     unmicro(total))
 
 
 def rank_key(url: str, ts: float) -> tuple[float, str]:

@@ -76,7 +76,8 @@ def test_query_json_shapes_unknown_and_malformed(built):
     assert first["matched"] == url
     top = first["related"][0]
     assert set(top) == {"url", "score", "evidence"} and top["score"] >= 2.0  # citing sites
-    assert all(len(pair) == 2 for pair in top["evidence"])
+    # each citing site with its strongest citing page and the anchor text there
+    assert all(len(item) == 4 and item[2].startswith("http") for item in top["evidence"])
     assert unknown == {"query": "http://not-crawled.example/", "url": "http://not-crawled.example/",
                        "found": False, "matched": None, "related": []}
     bad = relatedpages("query", "--db", str(folder / "db"), "--json", "http://%zz")
@@ -115,3 +116,15 @@ def test_build_with_traditional_cocitation(built, tmp_path):
     assert done.returncode == 0, done.stderr
     manifest = json.loads((tmp_path / "db" / "manifest.json").read_text())
     assert manifest["algorithm"] == "cocitation" and manifest["records"] > 0
+
+
+def test_query_into_a_closed_pipe_ends_quietly(built):
+    folder, _ = built
+    from relatedpages.generate import sample_queries
+
+    urls = sample_queries(folder / "crawl.warc.gz", 4) * 200
+    done = subprocess.run(
+        f"{sys.executable} -m relatedpages.cli query --db {folder / 'db'} {' '.join(urls)} | head -1",
+        shell=True, capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.stdout.count("\n") == 1
+    assert "Traceback" not in done.stderr and "Broken pipe" not in done.stderr

@@ -55,7 +55,9 @@ def test_hand_worked_corpus_matches_the_reference_and_the_paper(tmp_path):
     assert related["http://search-b.com/"] == pytest.approx((20 / 3) / (1 + 1.6094379), abs=1e-5)
     assert "http://news-a.com/" not in related  # other block: never a pair
     evidence = output["http://search-a.com/"][0][2]
-    assert [site for site, _ in evidence] == ["dir0.example.org", "dir1.example.org", "dir2.example.org"]
+    assert [item[0] for item in evidence] == ["dir0.example.org", "dir1.example.org", "dir2.example.org"]
+    # each site names its citing page and the related page's anchor text there
+    assert evidence[0][2:] == ["http://dir0.example.org/", "Search Beta"]
     assert counters["related"]["pages_with_related"] == 5
 
 
@@ -117,7 +119,9 @@ def test_template_link_on_every_page_of_one_site_is_capped(tmp_path):
     (top,) = output["http://sponsor.example.net/"]
     # 30 identical pairs with S_p = 1: the top 9 count → DS = 9; in = 30 blocks
     assert top[1] == pytest.approx(round(9 / (1 + math.log(30)), 6), abs=1e-6)
-    assert top[2] == [["big.example.com", 9.0]]
+    # the evidence: the site, its DS, its strongest citing page (ties: the smallest URL)
+    # and the anchor text of the related page there
+    assert top[2] == [["big.example.com", 9.0, "http://big.example.com/0", "ICP 123"]]
 
 
 corpus_links = st.sampled_from([f"http://{host}.com/{path}" for host in "abcdef" for path in ("", "x")])

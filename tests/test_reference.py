@@ -419,14 +419,21 @@ def test_reference_related_from_segment_records() -> None:
     # Left in each of the 6 hub pages: python.org at 0 and perl.org at 2, disjoint
     # anchors: S_p = 1 * (1 + 0) = 1 per site; in = 6 blocks each:
     # TS = 6 / (1 + ln 6) = 6 / 2.791759 = 2.149182
-    evidence = [["hub1.com", 1.0], ["hub2.com", 1.0], ["hub3.com", 1.0]]
+    # the evidence names each citing site's page and the related page's anchor text there
+    def evidence(anchor: str) -> list[list[Any]]:
+        return [[f"hub{k}.com", 1.0, f"https://www.hub{k}.com/links", anchor] for k in (1, 2, 3)]
+
     assert result == {
-        "https://www.perl.org/": [["https://www.python.org/", 2.149182, evidence]],
-        "https://www.python.org/": [["https://www.perl.org/", 2.149182, evidence]],
+        "https://www.perl.org/": [["https://www.python.org/", 2.149182, evidence("Python")]],
+        "https://www.python.org/": [["https://www.perl.org/", 2.149182, evidence("Perl")]],
     }
     # and it is exactly the oracle applied to filter_blocks' output
     filtered = [
-        (r["site"], links.filter_blocks(r["site"], r["blocks"], words, links.LinkFilterParams())[0])
+        (r["site"], links.filter_blocks(r["site"], r["blocks"], words, links.LinkFilterParams())[0],
+         r["url"])
         for r in records
     ]
-    assert related_from_filtered(filtered, sim) == result
+    assert related_from_filtered(filtered, sim, raw=[]) == result
+    # without the citing pages' URLs, the evidence is the sites alone
+    assert related_from_filtered([item[:2] for item in filtered], sim)[
+        "https://www.perl.org/"][0][2] == [[f"hub{k}.com", 1.0] for k in (1, 2, 3)]
