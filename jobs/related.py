@@ -98,10 +98,11 @@ class MRRelatedPages(ShippedJob):
                 yield page, aux
         if self.sim_params.tie_break is sim.TieBreak.EVIDENCE:
             cited = encode_cited_value(site)
-            for page, count in sim.raw_counts(record["blocks"]).items():
+            for linked, count in sim.raw_counts(record["blocks"]).items():
                 for _ in range(count):
-                    yield page, cited
-        page = record.get("url") if isinstance(record.get("url"), str) else url
+                    yield linked, cited
+        citing_url = record.get("url")
+        page = citing_url if isinstance(citing_url, str) else url
         pairs = sim.page_pairs(site, blocks, self.sim_params.lam,
                                distant_pairs=self.sim_params.distant_pairs, page_url=page)
         self.increment_counter(CHAIN_GROUP, "related_pairs", len(pairs))

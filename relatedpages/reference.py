@@ -80,9 +80,9 @@ def related_from_filtered(
                 key = (source, target, pair.site)
                 if better_citation(micro(pair.s), pair.page, text, best_citation.get(key)):
                     best_citation[key] = (micro(pair.s), pair.page, text)
-    for page_site, counts in raw or ():
-        for cited, count in counts.items():
-            site_blocks[cited, page_site] += count
+    for citing_site, raw_count in raw or ():
+        for cited, count in raw_count.items():
+            site_blocks[cited, citing_site] += count
     popularity: Counter[str] = Counter(
         cited for (cited, _site), blocks in site_blocks.items() if blocks <= sim_params.template)
     related: dict[str, list[RelatedEntry]] = {}
