@@ -104,7 +104,8 @@ class MRRelatedPages(ShippedJob):
         citing_url = record.get("url")
         page = citing_url if isinstance(citing_url, str) else url
         pairs = sim.page_pairs(site, blocks, self.sim_params.lam,
-                               distant_pairs=self.sim_params.distant_pairs, page_url=page)
+                               distant_pairs=self.sim_params.distant_pairs, page_url=page,
+                               max_distance=self.sim_params.window)
         self.increment_counter(CHAIN_GROUP, "related_pairs", len(pairs))
         for pair in pairs:
             yield pair.p1, encode_pair_value(pair.p2, pair.site, pair.anchor1, pair.s,

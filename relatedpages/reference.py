@@ -72,7 +72,8 @@ def related_from_filtered(
             for cited, count in counts.items():
                 site_blocks[cited, page_site] += count
         for pair in page_pairs(page_site, blocks, sim_params.lam,
-                               distant_pairs=sim_params.distant_pairs, page_url=page_url):
+                               distant_pairs=sim_params.distant_pairs, page_url=page_url,
+                               max_distance=sim_params.window):
             sims[pair.p1][pair.p2][pair.site][pair.anchor2].append(pair.s)
             sims[pair.p2][pair.p1][pair.site][pair.anchor1].append(pair.s)
             for source, target, text in (((pair.p1, pair.p2, pair.text2),

@@ -140,7 +140,7 @@ class SimilarityParams:
     >>> SimilarityParams()  # doctest: +NORMALIZE_WHITESPACE
     SimilarityParams(lam=8, r=9, n=10.0, m=15, t=4.0, evidence=3, damping=<Damping.LOG: 'log'>,
                      score=<ScoreForm.TOTAL: 'total'>, tie_break=<TieBreak.URL: 'url'>,
-                     distant_pairs=False, template=2)
+                     distant_pairs=False, template=2, window=0)
     >>> SimilarityParams(r=0)
     Traceback (most recent call last):
     ...
@@ -158,6 +158,7 @@ class SimilarityParams:
     tie_break: TieBreak = TieBreak.URL
     distant_pairs: bool = False
     template: int = TEMPLATE_DEFAULT
+    window: int = 0
 
     def __post_init__(self) -> None:
         for name, kind in (("damping", Damping), ("score", ScoreForm), ("tie_break", TieBreak)):
@@ -170,6 +171,7 @@ class SimilarityParams:
             raise ValueError(f"distant_pairs must be a bool, got {self.distant_pairs!r}")
         _check_int("lam", self.lam, 0)
         _check_int("template", self.template, 1)
+        _check_int("window", self.window, 0)
         _check_int("r", self.r, 1)
         _check_int("m", self.m, 1)
         _check_int("evidence", self.evidence, 0)
@@ -188,14 +190,18 @@ class SimilarityParams:
 #: * tie-break = evidence: equal counts are ordered by how many sites cite the page at all
 #:   (the better-known page first), then by Σ_d DS_d (Eq. 5-12), never by URL while
 #:   evidence differs.
-#: * distant_pairs: two links of one block are co-cited however far apart (Eq. 5 still
-#:   weighs them); the paper drops pairs whose S_p rounds to 0 (|i - j| > ~37).
+#: * distant_pairs, window = 60: two links of one block up to 60 positions apart are
+#:   co-cited (Eq. 5 still weighs them); the paper drops pairs whose S_p rounds to 0
+#:   (|i - j| > ~37).  The window keeps every link's pairs bounded (at most 2 x 60), so the
+#:   chain's cost stays linear in the links: without it, blocks of up to S = 200 links made
+#:   it grow 6.5-fold for 4 times the pages of a generated web.
 DEFAULT_PRESET_CHANGES: Mapping[str, Any] = {
     "t": 0.0,
     "damping": Damping.NONE,
     "score": ScoreForm.SITES,
     "tie_break": TieBreak.EVIDENCE,
     "distant_pairs": True,
+    "window": 60,
 }
 
 
@@ -205,8 +211,8 @@ def preset_params(preset: Preset | str, **overrides: Any) -> SimilarityParams:
     >>> preset_params("paper") == SimilarityParams()
     True
     >>> p = preset_params("default", m=10)
-    >>> (p.t, p.damping.value, p.score.value, p.tie_break.value, p.distant_pairs, p.m)
-    (0.0, 'none', 'sites', 'evidence', True, 10)
+    >>> (p.t, p.damping.value, p.score.value, p.tie_break.value, p.distant_pairs, p.window, p.m)
+    (0.0, 'none', 'sites', 'evidence', True, 60, 10)
     """
     base = SimilarityParams()
     if Preset(preset) is Preset.DEFAULT:
@@ -280,7 +286,7 @@ class PagePair:
 
 def page_pairs(
     page_site: str, filtered_blocks: Sequence[Sequence[LinkLike]], lam: int,
-    *, distant_pairs: bool = False, page_url: str = "",
+    *, distant_pairs: bool = False, page_url: str = "", max_distance: int = 0,
 ) -> list[PagePair]:
     """The related pairs a citing page generates (Definition 1, Eq. 5-8).
 
@@ -308,6 +314,8 @@ def page_pairs(
             for second in block[index + 1 :]:
                 if first.site == second.site or first.url == second.url:
                     continue
+                if max_distance and abs(first.pos - second.pos) > max_distance:
+                    continue  # never a pair: the cost of a block stays linear in its links
                 low, high = (first, second) if first.url < second.url else (second, first)
                 key = (low.url, high.url)
                 if key in seen:

@@ -79,6 +79,10 @@ _OPTIONS = (
             "order of equal scores: url, or evidence (in_p2, then summed DS_d, then URL). "
             "Default: the preset's (paper url, default evidence)",
             tuple(b.value for b in sim.TieBreak)),
+    _Option("--window", "window", int, None,
+            "links of one block further apart than this are never a pair (0: no limit); "
+            "bounds each link's pairs, so the cost stays linear. Default: the preset's "
+            "(paper 0, default 60)"),
     _Option("--template", "template", int, sim.TEMPLATE_DEFAULT,
             "a site citing a page in more blocks has it in a template: it does not count "
             "toward the page's popularity (the evidence tie-break)."),
@@ -154,5 +158,6 @@ def describe(params: Sequence[Any]) -> str:
             f"N = {similarity.n:g}, λ = {similarity.lam}, S = {link.large_block}, damping "
             f"{similarity.damping.value}, score {similarity.score.value}, ties "
             f"{similarity.tie_break.value}"
-            + (", distant pairs kept" if similarity.distant_pairs else "")
+            + (f", distant pairs kept up to {similarity.window} apart" if similarity.distant_pairs
+               else "")
             + (f", filters off: {', '.join(off)}" if off else ""))
