@@ -516,7 +516,8 @@ def _describe_preset(similarity: Any, link: Any) -> dict[str, Any]:
             "m": similarity.m, "large_block": link.large_block,
             "score": similarity.score.value, "damping": similarity.damping.value,
             "tie_break": similarity.tie_break.value, "distant_pairs": similarity.distant_pairs,
-            "template": similarity.template, "empty_anchor_filter": link.empty_anchor}
+            "template": similarity.template, "window": similarity.window,
+            "empty_anchor_filter": link.empty_anchor}
 
 
 def at_least(related: RelatedDict, minimum: float) -> dict[str, list[Sequence[Any]]]:
