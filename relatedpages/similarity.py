@@ -429,9 +429,7 @@ def total_from_micro(ds_sum_micro: int, in_p2: int) -> float:
     >>> total_from_micro(8_000_000, 1), total_from_micro(8_000_000, 3)
     (8.0, 3.812043)
     """
-    if in_p2 < 1:
-        raise ValueError(f"in_p2 must be >= 1 (p2 is in the block that cites it), got {in_p2!r}")
-    return round((ds_sum_micro / SCALE) / (1.0 + math.log(in_p2)), ROUND_DIGITS)
+    return round(damped(ds_sum_micro / SCALE, in_p2, Damping.LOG), ROUND_DIGITS)
 
 
 def damped(value: float, in_p2: int, damping: Damping) -> float:

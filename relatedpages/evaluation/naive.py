@@ -18,11 +18,6 @@ from filters.site import site_of
 NAIVE = "naive heading co-citation"
 
 
-class _Section(Protocol):
-    @property
-    def links(self) -> tuple[str, ...]: ...
-
-
 class _Sectioned(Protocol):
     @property
     def sections(self) -> tuple[Any, ...]: ...

@@ -35,6 +35,7 @@ from relatedpages.evaluation.related import (
     COCITATION,
     PAPER_BLOCK,
     RelatedDict,
+    at_least,
     citing_pages,
     load_corpus_file,
     with_fallback,
@@ -125,8 +126,7 @@ def evaluate_topics(crawl: str | Path, k: int = TOP_K) -> TopicEvaluation:
                               preset_params("paper", m=k, t=0.0), words)
     rows: dict[str, RelatedDict] = {
         BLOCK: with_fallback(product, cocitation_all),
-        f"{PAPER_BLOCK} (T = 4)": {url: [e for e in entries if e[1] >= 4.0]
-                                   for url, entries in paper.items()},
+        f"{PAPER_BLOCK} (T = 4)": at_least(paper, preset_params("paper").t),
         f"{PAPER_BLOCK} (T = 0)": paper,
         f"{COCITATION} (min-degree 2)": reference_cocitation(
             records, CocitationParams(m=k, min_degree=2)),

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from enum import Enum
 from typing import Any
 
-from filters.links import LARGE_BLOCK_DEFAULT, LinkFilterParams
+from filters.links import LinkFilterParams
 from relatedpages import similarity as sim
 
 #: One switch per link filter, named after LinkFilterParams' boolean fields.
@@ -53,12 +54,11 @@ class _Option:
 _OPTIONS = (
     _Option("--preset", "preset", str, sim.Preset.DEFAULT.value,
             "parameter set: 'paper' is Eq. 5-13 with the paper's values exactly; 'default' "
-            "departs where the evaluation proved it better (T = 0, corroborated score, sqrt "
-            "damping, evidence tie-break). The options below override the preset.",
+            "departs where the evaluation proved it better (README, \"Two presets\"). The "
+            "options below override the preset.",
             tuple(p.value for p in sim.Preset)),
     _Option("--large-block", "large_block", int, None,
-            "S: drop blocks with more links (0: keep all). Default: the preset's (paper "
-            f"{LARGE_BLOCK_DEFAULT}, default {DEFAULT_PRESET_LINK_CHANGES['large_block']})"),
+            "S: drop blocks with more links (0: keep all)."),
     _Option("--lam", "lam", int, sim.LAMBDA_DEFAULT,
             "λ: near-neighbour threshold of the proximity factor (Eq. 5)."),
     _Option("--r", "r", int, sim.R_DEFAULT,
@@ -66,23 +66,21 @@ _OPTIONS = (
     _Option("--n", "n", float, sim.N_DEFAULT, "N: domain similarity cap (Eq. 12)."),
     _Option("--m", "m", int, sim.M_DEFAULT, "M: related pages kept per page."),
     _Option("--t", "t", float, None,
-            "T: minimum score (Eq. 13). Default: the preset's (paper 4.0, default 0)"),
+            "T: minimum score (Eq. 13)."),
     _Option("--damping", "damping", str, None,
-            "damping by in_p2: log = 1 + ln in_p2 (Eq. 13), sqrt (cosine), none. "
-            "Default: the preset's (paper log, default sqrt)",
+            "damping by in_p2: log = 1 + ln in_p2 (Eq. 13), sqrt (cosine), none.",
             tuple(d.value for d in sim.Damping)),
     _Option("--score", "score", str, None,
-            "total = sum of DS_d over citing sites (Eq. 13); corroborated = the same without "
-            "the strongest site. Default: the preset's (paper total, default corroborated)",
+            "total = sum of DS_d over citing sites (Eq. 13); sites = the number of citing "
+            "sites; corroborated = the total without the strongest site.",
             tuple(f.value for f in sim.ScoreForm)),
     _Option("--tie-break", "tie_break", str, None,
-            "order of equal scores: url, or evidence (in_p2, then summed DS_d, then URL). "
-            "Default: the preset's (paper url, default evidence)",
+            "order of equal scores: url, or evidence (the sites linking the page, then "
+            "summed DS_d, then URL).",
             tuple(b.value for b in sim.TieBreak)),
     _Option("--window", "window", int, None,
-            "links of one block further apart than this are never a pair (0: no limit); "
-            "bounds each link's pairs, so the cost stays linear. Default: the preset's "
-            "(paper 0, default 60)"),
+            "with distant pairs (default preset), links of one block further apart than "
+            "this are never a pair (0: no limit); it bounds each link's pairs."),
     _Option("--template", "template", int, sim.TEMPLATE_DEFAULT,
             "a site citing a page in more blocks has it in a template: it does not count "
             "toward the page's popularity (the evidence tie-break)."),
@@ -95,8 +93,8 @@ def add_chain_options(add_argument: Callable[..., Any], *, defaults: bool = True
     """Declare the chain's options.  ``defaults=False`` (the CLI) leaves every default
     ``None``, so that only the options a user gave are passed on to the job."""
     for option in _OPTIONS:
-        if option.default is None:
-            text = option.help
+        if option.default is None:  # from the preset: name both presets' values
+            text = f"{option.help} Default: the preset's ({_preset_defaults(option.dest)})"
         else:  # the CLI's own default is None (not given): name the job's
             text = option.help + (" Default: %(default)s" if defaults else f" Default: {option.default}")
         extra: dict[str, Any] = {"choices": option.choices} if option.choices else {}
@@ -108,6 +106,22 @@ def add_chain_options(add_argument: Callable[..., Any], *, defaults: bool = True
                      action="store_true",
                      help=f"switch the {name.replace('_', ' ')} filter off"
                           + (" (the default preset does)" if off_in_default else ""))
+
+
+def _preset_defaults(dest: str) -> str:
+    """``paper X, default Y``: a preset-resolved option's value under each preset.
+
+    >>> _preset_defaults("large_block"), _preset_defaults("tie_break")
+    ('paper 80, default 200', 'paper url, default evidence')
+    """
+    values = []
+    for preset in (sim.Preset.PAPER, sim.Preset.DEFAULT):
+        params = preset_link_params(preset) if dest == "large_block" else sim.preset_params(preset)
+        value = getattr(params, dest)
+        shown = value.value if isinstance(value, Enum) else (
+            f"{value:g}" if isinstance(value, float) else value)
+        values.append(f"{preset.value} {shown}")
+    return ", ".join(values)
 
 
 def chain_params_from(options: Any) -> tuple[LinkFilterParams, sim.SimilarityParams]:
