@@ -129,6 +129,7 @@ class BuildReport:
     pages_with_related: int = 0
     db_records: int = 0
     fallback_records: int = 0  # records answered by the fallback (page co-citation)
+    filled_records: int = 0  # block records filled up to M from the fallback
     counters: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
 
@@ -185,6 +186,7 @@ def build(    inputs: Sequence[str],
     progress: Callable[[str], None] = lambda message: None,
     min_records: int = 0,
     fallback: bool = True,
+    fill_to: int = 0,
 ) -> BuildReport:
     """Segmentation, the chain (block co-citation or traditional co-citation) and the
     database build.  ``work`` keeps the intermediate outputs; by default they go to a
@@ -193,7 +195,9 @@ def build(    inputs: Sequence[str],
     chain's output is copied back (``hadoop fs -cat``) to build the local database.
     A database of fewer than ``min_records`` records is not installed (DatabaseError).
     With ``fallback`` (block co-citation only), traditional co-citation runs on the same
-    segments and answers the pages block co-citation has no list for, marked as such."""
+    segments and answers the pages block co-citation has no list for, marked as such;
+    with ``fill_to`` (the chain's M) it also fills block lists shorter than that
+    (:mod:`relatedpages.scoring.fallback`)."""
     from relatedpages.db import build_database
 
     if algorithm not in ALGORITHMS:
@@ -222,11 +226,14 @@ def build(    inputs: Sequence[str],
         report.pairs = chain_run.counter(group, pairs_counter)
         report.pages_with_related = chain_run.counter(group, "pages_with_related")
         fallback_records = None
+        fill_args = ("--m", str(fill_to)) if fill_to else ()
         if fallback_folders is not None:
             from jobs.cocitation import MRCocitation
 
-            progress(f"[2/3] fallback: {FALLBACK_ALGORITHM} for pages without block evidence")
-            fallback_run = run_job(MRCocitation, [*FALLBACK_JOB_ARGS, str(folders.segments)],
+            progress(f"[2/3] fallback: {FALLBACK_ALGORITHM} for pages without block evidence"
+                     + (f" and lists shorter than {fill_to}" if fill_to else ""))
+            fallback_run = run_job(MRCocitation,
+                                   [*FALLBACK_JOB_ARGS, *fill_args, str(folders.segments)],
                                    runner=runner, output_dir=fallback_folders.output,
                                    collect=fallback_folders.collect)
             report.stages.append((f"fallback {FALLBACK_ALGORITHM}", fallback_run.seconds))
@@ -238,15 +245,17 @@ def build(    inputs: Sequence[str],
         parameters: dict[str, Any] = {"job_args": list(job_args), "runner": runner}
         if with_fallback:
             parameters["fallback"] = {"algorithm": FALLBACK_ALGORITHM,
-                                      "job_args": list(FALLBACK_JOB_ARGS)}
+                                      "job_args": [*FALLBACK_JOB_ARGS, *fill_args],
+                                      "fill_to": fill_to}
         summary = build_database(
             iter_output(folders.collect or Path(folders.output)), db_path, algorithm=algorithm,
             parameters=parameters, source=list(inputs), min_records=min_records,
-            fallback=fallback_records, fallback_source=FALLBACK_ALGORITHM,
+            fallback=fallback_records, fallback_source=FALLBACK_ALGORITHM, fill_to=fill_to,
         )
         report.stages.append(("database", time.monotonic() - started))
         report.db_records = summary.records
         report.fallback_records = summary.fallback_records
+        report.filled_records = summary.filled_records
     finally:
         for used in (folders, fallback_folders):
             if used is not None and not used.keep:

@@ -83,8 +83,8 @@ def _parser() -> argparse.ArgumentParser:
                             "this share of the crawl's pages. Default: %(default)s")
     build.add_argument("--no-fallback", action="store_true",
                        help="block co-citation only: do not answer pages without block "
-                            "evidence by traditional co-citation (the default does, marked "
-                            "as such in every result)")
+                            "evidence, nor fill block lists shorter than M, by traditional "
+                            "co-citation (the default does, marking each such result)")
     build.add_argument("--min-records-ratio", type=float, default=0.0, metavar="RATIO",
                        help="refuse to replace the database at --db by one with fewer than "
                             "RATIO times its records (the old one keeps answering; exit 1). "
@@ -307,6 +307,7 @@ def run_build(args: argparse.Namespace) -> int:
             work=args.work or None, job_args=[*chain_args, *args.job_arg],
             progress=lambda message: print(message, file=sys.stderr, flush=True),
             min_records=min_records, fallback=not args.no_fallback,
+            fill_to=params[1].m if args.algorithm == "block" else 0,
         )
     except DatabaseError as error:
         if error.problem is not DatabaseProblem.COLLAPSED:
@@ -324,6 +325,10 @@ def run_build(args: argparse.Namespace) -> int:
     if report.fallback_records:
         print(f"  answered by fallback {report.fallback_records}  (traditional co-citation: pages "
               "without block evidence; marked in their results)", file=out)
+    if report.filled_records:
+        print(f"  filled by fallback   {report.filled_records}  (block lists shorter than "
+              f"M = {params[1].m}, completed by co-citation after the block results; marked)",
+              file=out)
     if args.algorithm == "block" and not args.job_arg:
         print(f"  parameters           {describe_chain(params)}", file=out)
     distribution = _score_distribution(Path(args.db))
@@ -439,11 +444,13 @@ def _print_related(query: str, url: str, related: list[Any] | None) -> None:
         return
     if not related:
         print("  no related pages")
-    if related and related[0].fallback:
+    whole = bool(related) and related[0].fallback is not None
+    if whole:
         print(f"  (no block evidence: answered by {related[0].fallback})")
     for rank, item in enumerate(related, 1):
         sites = ", ".join(evidence[0] for evidence in item.evidence)
-        print(f"  {rank:>2}. {item.score:>8.3f}  {item.url}   [{sites}]")
+        filled = f"  (filled by {item.fallback})" if item.fallback and not whole else ""
+        print(f"  {rank:>2}. {item.score:>8.3f}  {item.url}   [{sites}]{filled}")
         if item.evidence and len(item.evidence[0]) == 4:
             _, _, citing, text = item.evidence[0]
             print(f"{'':>14}via {citing}" + (f"  «{_one_line(text)}»" if text else ""))
@@ -488,18 +495,19 @@ def run_demo(args: argparse.Namespace) -> int:
         for url, related in database.records():
             if url == template or not related:
                 continue
-            kind = "fallback" if related[0].fallback else "block"
-            lists[kind] += 1
-            if any(item.url == template for item in related):
-                holders[kind].append(url)
+            for kind, mine in (("block", [i for i in related if i.fallback is None]),
+                               ("fallback", [i for i in related if i.fallback is not None])):
+                lists[kind] += bool(mine)
+                if any(item.url == template for item in mine):
+                    holders[kind].append(url)
     print(f"\nThe registration link {template} sits in the footer template of most pages of "
-          f"every site. It is in {len(holders['block'])} of the {lists['block']} block "
-          "co-citation lists"
+          f"every site. It is a block result in {len(holders['block'])} of the "
+          f"{lists['block']} lists with block results"
           + (f" (those of {', '.join(holders['block'][:3])}, …: ad landing pages, whose ad "
              "block the segmenter merges with the footer)" if holders["block"] else "")
-          + f", and in {len(holders['fallback'])} of the {lists['fallback']} lists the "
-          "co-citation fallback answers (pages without block evidence; co-citation has no "
-          "template damping).")
+          + f", and a fallback result in {len(holders['fallback'])} of the "
+          f"{lists['fallback']} lists the co-citation fallback answers or fills (co-citation "
+          "has no template damping).")
     return EXIT_OK
 
 

@@ -98,6 +98,7 @@ from typing import IO, Any, Generic, NoReturn, Self, TypeVar
 
 from filters.spelling import spelling_variants
 from filters.urls import normalise_url
+from relatedpages.scoring.fallback import fill_related
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +175,8 @@ class RecordRejection(str, Enum):
     DUPLICATE_KEY = "duplicate_key"
     """(Keys as given) Superseded by a later record of the same key (the last one wins)."""
     FALLBACK_SUPERSEDED = "fallback_superseded"
-    """A fallback list (``build_database(fallback=…)``) for a page the main algorithm answers."""
+    """A fallback list (``build_database(fallback=…)``) for a page the main algorithm
+    answers, that added nothing to the main list (it was full, or had every result)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +253,7 @@ class DatabaseSummary:
     bytes: int  # size of the partition files
     seconds: float
     fallback_records: int = 0  # records answered by the fallback (marked in their entries)
+    filled_records: int = 0  # records of the main algorithm filled from the fallback
 
     def count(self, reason: RecordRejection) -> int:
         return self.rejected.get(reason, 0)
@@ -294,13 +297,17 @@ def build_database(
     min_records: int = 0,
     fallback: Iterable[tuple[str, Any]] | None = None,
     fallback_source: str = "cocitation",
+    fill_to: int = 0,
 ) -> DatabaseSummary:
     """Write ``records`` (page URL, related list) as a database at ``path``, atomically.
 
     ``fallback`` records (related lists of another algorithm) answer the pages ``records``
     has no record for; each of their entries is marked with a fourth element,
-    ``fallback_source``, so a reader can tell.  Those for pages ``records`` answers are
-    counted as ``fallback_superseded``.
+    ``fallback_source``, so a reader can tell.  With ``fill_to`` > 0, a list of
+    ``records`` shorter than that is filled from the fallback's list of the same page
+    (:func:`relatedpages.scoring.fallback.fill_related`: the main entries first).  A
+    fallback record that adds nothing to a page ``records`` answers is counted as
+    ``fallback_superseded``.
 
     With ``min_records``, a build that ends with fewer records is not installed
     (:class:`DatabaseError`, ``COLLAPSED``): the database at ``path`` keeps answering.
@@ -323,6 +330,8 @@ def build_database(
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(DATABASE_ALGORITHMS)}")
     if not 1 <= partitions < _MAX_PARTITIONS:
         raise ValueError(f"partitions must be in 1..{_MAX_PARTITIONS - 1}, not {partitions}")
+    if fill_to < 0:
+        raise ValueError(f"fill_to must be >= 0, not {fill_to}")
     try:
         json.dumps(dict(parameters), allow_nan=False)
     except (TypeError, ValueError) as error:
@@ -341,7 +350,7 @@ def build_database(
             else (RecordRejection.UNUSABLE_KEY, RecordRejection.DUPLICATE_KEY)
         )
         counts = {unusable: 0, malformed: 0, duplicate: 0}
-        fallback_kept = 0
+        fallback_kept = filled = 0
         if fallback is not None:
             if algorithm not in ALGORITHMS:
                 raise ValueError(f"a fallback answers related-pages lookups, not {algorithm!r}")
@@ -356,10 +365,12 @@ def build_database(
         )
         parts = []
         for index in range(partitions):
-            info, duplicates, superseded, from_fallback = _write_partition(building, index)
+            info, duplicates, superseded, from_fallback, topped_up = _write_partition(
+                building, index, fill_to, fallback_source)
             parts.append(info)
             counts[duplicate] += duplicates
             fallback_kept += from_fallback
+            filled += topped_up
             if superseded:
                 counts[RecordRejection.FALLBACK_SUPERSEDED] += superseded
         (building / "spill").rmdir()
@@ -400,6 +411,7 @@ def build_database(
         bytes=manifest.bytes,
         seconds=time.monotonic() - started,
         fallback_records=fallback_kept,
+        filled_records=filled,
     )
     logger.info(
         "built %s: %s records from %s read (%s), %s bytes in %.1f s",
@@ -427,7 +439,7 @@ def _spill(
     spill = building / folder
     spill.mkdir()
     handles = [open(spill / partition_name(i), "wb", buffering=_SPILL_BUFFER) for i in range(partitions)]
-    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+    dumps = _DUMPS
     try:
         for url, related in records:
             read += 1
@@ -456,6 +468,8 @@ def _spill(
 
 
 _WHITESPACE = re.compile(r"\s")
+#: How a value is stored: compact JSON, UTF-8 as is.
+_DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 def _is_related_list(value: Any) -> bool:
@@ -544,9 +558,12 @@ def _marked(records: Iterable[tuple[str, Any]], source: str) -> Iterator[tuple[s
         yield url, related
 
 
-def _write_partition(building: Path, index: int) -> tuple[PartitionInfo, int, int, int]:
-    """Sort one spill file (after its fallback spill file, if any) into its partition file;
-    (its manifest entry, duplicates, fallback records superseded, fallback records kept)."""
+def _write_partition(building: Path, index: int, fill_to: int = 0, source: str = "cocitation",
+                     ) -> tuple[PartitionInfo, int, int, int, int]:
+    """Sort one spill file (after its fallback spill file, if any) into its partition file,
+    filling main lists shorter than ``fill_to`` from the fallback's; (its manifest entry,
+    duplicates, fallback records superseded, fallback records kept whole, main records
+    filled)."""
     name = partition_name(index)
     by_key: dict[bytes, bytes] = {}
     fallback_spill = building / _FALLBACK_SPILL / name
@@ -555,6 +572,7 @@ def _write_partition(building: Path, index: int) -> tuple[PartitionInfo, int, in
             by_key[line[: line.index(b"\t")]] = line
         fallback_spill.unlink()
     fallback_keys = set(by_key)
+    fallback_lines = dict(by_key) if fill_to else {}
     spill = building / "spill" / name
     lines = spill.read_bytes().split(b"\n")
     lines.pop()  # the empty string after the last line break
@@ -564,9 +582,24 @@ def _write_partition(building: Path, index: int) -> tuple[PartitionInfo, int, in
         main_keys.add(key)
         by_key[key] = line  # later records replace earlier ones
     duplicates = len(lines) - len(main_keys)
-    superseded = len(fallback_keys & main_keys)
-    fallback_kept = len(fallback_keys) - superseded
+    both = fallback_keys & main_keys
+    fallback_kept = len(fallback_keys) - len(both)
     del lines
+    filled = 0
+    if fill_to:
+        for key in sorted(both):
+            main_line = by_key[key]
+            fallback_line = fallback_lines[key]
+            main = json.loads(main_line[len(key) + 1:])
+            if len(main) >= fill_to:
+                continue
+            merged = fill_related(key.decode("utf-8"), main,
+                                  json.loads(fallback_line[len(key) + 1:]), fill_to, source)
+            if len(merged) > len(main):
+                filled += 1
+                by_key[key] = b"%s\t%s" % (key, _DUMPS(merged).encode("utf-8"))
+    superseded = len(both) - filled
+    del fallback_lines
     digest = hashlib.sha256()
     size = 0
     with open(building / name, "wb") as handle:
@@ -581,7 +614,7 @@ def _write_partition(building: Path, index: int) -> tuple[PartitionInfo, int, in
         os.fsync(handle.fileno())
     spill.unlink()
     return (PartitionInfo(name, len(by_key), size, digest.hexdigest()), duplicates, superseded,
-            fallback_kept)
+            fallback_kept, filled)
 
 
 def _write_lines(handle: IO[bytes], digest: Any, lines: list[bytes]) -> int:

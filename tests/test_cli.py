@@ -128,3 +128,29 @@ def test_query_into_a_closed_pipe_ends_quietly(built):
         shell=True, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.stdout.count("\n") == 1
     assert "Traceback" not in done.stderr and "Broken pipe" not in done.stderr
+
+
+def test_build_fills_short_block_lists_from_the_fallback(built):
+    """The default build completes block lists shorter than M with co-citation results,
+    after the block results, each marked (relatedpages.scoring.fallback)."""
+    from relatedpages.db import RelatedPagesDB
+
+    folder, done = built
+    manifest = json.loads((folder / "db" / "manifest.json").read_text())
+    assert manifest["parameters"]["fallback"]["fill_to"] == 15
+    filled = int(next(line for line in done.stdout.splitlines()
+                      if "filled by fallback" in line).split()[3])
+    mixed, example = 0, None
+    with RelatedPagesDB(folder / "db") as database:
+        for url, related in database.records():
+            kinds = [item.fallback for item in related]
+            assert len(related) <= 15 and url not in {item.url for item in related}
+            assert len({item.url for item in related}) == len(related)
+            if kinds[0] is None and kinds[-1] is not None:
+                mixed += 1
+                cut = kinds.index("cocitation")
+                assert set(kinds[:cut]) == {None} and set(kinds[cut:]) == {"cocitation"}
+                example = url
+    assert mixed == filled > 0 and example is not None
+    shown = relatedpages("query", "--db", str(folder / "db"), example)
+    assert "(filled by cocitation)" in shown.stdout

@@ -588,3 +588,37 @@ def test_fallback_answers_only_pages_the_main_algorithm_does_not(tmp_path):
     assert own.url == "http://b.example/" and own.fallback is None
     assert answered.url == "http://d.example/" and answered.fallback == "cocitation"
     assert read_manifest(tmp_path / "db").rejected["fallback_superseded"] == 1
+
+
+def test_fallback_fills_short_lists_after_their_own_results(tmp_path):
+    """``fill_to``: a block list shorter than M is completed by the fallback's results it
+    lacks, after its own, each marked; a full list is left alone (and its fallback record
+    counted as superseded)."""
+    block = [
+        ("http://a.example/", [["http://b.example/", 2.0, [["hub.example", 1.0]]]]),
+        ("http://f.example/", [["http://g.example/", 3.0, []], ["http://h.example/", 1.0, []]]),
+    ]
+    fallback = [
+        ("http://a.example/", [["http://b.example/", 9.0, []], ["http://a.example/", 8.0, []],
+                               ["http://y.example/", 2.0, []], ["http://z.example/", 1.0, []]]),
+        ("http://f.example/", [["http://x.example/", 5.0, []]]),
+    ]
+    summary = build_database(iter(block), tmp_path / "db", algorithm="block", parameters={},
+                             source=["test"], partitions=3, fallback=iter(fallback), fill_to=2)
+    assert summary.records == 2 and summary.fallback_records == 0
+    assert summary.filled_records == 1
+    assert summary.count(RecordRejection.FALLBACK_SUPERSEDED) == 1
+    with RelatedPagesDB(tmp_path / "db", verify="full") as database:
+        filled = database.related("http://a.example/")
+        full = database.related("http://f.example/")
+    assert [(r.url, r.fallback) for r in filled] == [
+        ("http://b.example/", None), ("http://y.example/", "cocitation")]
+    assert [(r.url, r.fallback) for r in full] == [
+        ("http://g.example/", None), ("http://h.example/", None)]
+
+
+def test_fill_to_must_not_be_negative(tmp_path):
+    with pytest.raises(ValueError, match="fill_to"):
+        build_database(iter([]), tmp_path / "db", algorithm="block", parameters={},
+                       source=["test"], fill_to=-1)
+    assert not (tmp_path / "db").exists()

@@ -497,17 +497,21 @@ def score_algorithms(
             for name, related in related_by_algorithm.items()}
 
 
-def with_fallback(main: RelatedDict, fallback: RelatedDict) -> dict[str, Sequence[Sequence[Any]]]:
-    """``main``'s lists, and ``fallback``'s for the pages ``main`` has none for (as the
-    database build does).
+def with_fallback(main: RelatedDict, fallback: RelatedDict, fill_to: int = TOP_K_DEFAULT,
+                  ) -> dict[str, Sequence[Sequence[Any]]]:
+    """``main``'s lists completed by ``fallback``'s as the database build does
+    (:func:`relatedpages.scoring.fallback.fill_related`): pages ``main`` has no list for
+    get ``fallback``'s, and lists shorter than ``fill_to`` are filled after their own
+    results.
 
-    >>> with_fallback({"a": [["b", 2.0, []]]}, {"a": [["x", 9, []]], "c": [["d", 1, []]]})
-    {'a': [['b', 2.0, []]], 'c': [['d', 1, []]]}
+    >>> with_fallback({"a": [["b", 2.0, []]]}, {"a": [["x", 9, []]], "c": [["d", 1, []]]}, 2)
+    {'a': [['b', 2.0, []], ['x', 9, [], 'cocitation']], 'c': [['d', 1, [], 'cocitation']]}
     """
+    from relatedpages.scoring.fallback import fill_related
+
     merged: dict[str, Sequence[Sequence[Any]]] = dict(main)
     for url, entries in fallback.items():
-        if not merged.get(url):
-            merged[url] = entries
+        merged[url] = fill_related(url, main.get(url), entries, fill_to)
     return merged
 
 
@@ -857,7 +861,7 @@ def evaluate_index(
                                 preset_params("default", m=k), AnchorWords())
     seconds[f"{BLOCK} (default preset)"] = time.monotonic() - step
     related: dict[str, RelatedDict] = {
-        BLOCK: with_fallback(product, cocitation_all),
+        BLOCK: with_fallback(product, cocitation_all, k),
         PAPER_BLOCK: at_least(block_all, t),
         COCITATION: at_least(cocitation_all, float(min_degree)),
     }
@@ -920,7 +924,8 @@ def evaluate_index(
     parameters = {
         "min_citing": min_citing,
         "k": k,
-        "block": {"preset": "default", "fallback": "co-citation, min-degree 1",
+        "block": {"preset": "default",
+                  "fallback": f"co-citation, min-degree 1, fills lists to {k}",
                   **_describe_preset(preset_params("default", m=k), preset_link_params("default"))},
         "paper_block": {"t": t, "lam": sim.lam, "r": sim.r, "n": sim.n, "m": k,
                         "large_block": LinkFilterParams().large_block},

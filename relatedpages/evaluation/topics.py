@@ -125,7 +125,7 @@ def evaluate_topics(crawl: str | Path, k: int = TOP_K) -> TopicEvaluation:
     paper = reference_related(records, preset_link_params("paper"),
                               preset_params("paper", m=k, t=0.0), words)
     rows: dict[str, RelatedDict] = {
-        BLOCK: with_fallback(product, cocitation_all),
+        BLOCK: with_fallback(product, cocitation_all, k),
         f"{PAPER_BLOCK} (T = 4)": at_least(paper, preset_params("paper").t),
         f"{PAPER_BLOCK} (T = 0)": paper,
         f"{COCITATION} (min-degree 2)": reference_cocitation(
