@@ -963,6 +963,7 @@ def _graph_name(graph: Any, query: str) -> str | None:
 
 def run_query_links(args: argparse.Namespace) -> int:
     from relatedpages.baselines import NoAnswer
+    from relatedpages.baselines.evidence import link_evidence
 
     if not args.algorithm:
         raise UsageError(f"--links needs --algorithm ({'|'.join(_baseline_algorithms())})")
@@ -981,17 +982,20 @@ def run_query_links(args: argparse.Namespace) -> int:
         node = graph.id_of(name)
         started = time.monotonic()
         if node is None:
-            related: list[tuple[str, float]] = []
+            related: list[tuple[str, float, list[list[Any]]]] = []
             reason: NoAnswer | None = NoAnswer.UNKNOWN_URL
         else:
             answer = answer_for(graph, node, params)
-            related = [(graph.name(item.node), float(item.score)) for item in answer.related]
+            related = [(graph.name(item.node), float(item.score),
+                        link_evidence(graph, node, item.node).as_json(graph))
+                       for item in answer.related]
             reason = answer.reason
         seconds.append(time.monotonic() - started)
         if args.json:
             print(json.dumps({
                 "query": query, "url": name, "found": node is not None, "algorithm": args.algorithm,
-                "related": [{"url": url, "score": score, "evidence": []} for url, score in related],
+                "related": [{"url": url, "score": score, "evidence": evidence}
+                            for url, score, evidence in related],
                 "reason": None if reason is None else reason.value,
             }, ensure_ascii=False))
         else:
@@ -1003,16 +1007,20 @@ def run_query_links(args: argparse.Namespace) -> int:
     return status
 
 
-def _print_baseline(query: str, name: str, algorithm: str, related: list[tuple[str, float]],
-                    reason: Any) -> None:
+def _print_baseline(query: str, name: str, algorithm: str,
+                    related: list[tuple[str, float, list[list[Any]]]], reason: Any) -> None:
     print(f"\n{name}" + ("" if name == query else f"   (query: {query})") + f"   [{algorithm}]")
     if reason is not None and reason.value == "unknown_url":
         print("  not in the link index")
         return
     if not related:
         print(f"  no related pages ({reason.value})" if reason is not None else "  no related pages")
-    for rank, (url, score) in enumerate(related, 1):
+    for rank, (url, score, evidence) in enumerate(related, 1):
         print(f"  {rank:>2}. {_score_text(score)}  {url}")
+        if evidence:  # the strongest item (relatedpages.baselines.evidence)
+            relation, page, text = evidence[0]
+            said = {"parent": "via", "link": "linked from", "child": "both link"}[relation]
+            print(f"{'':>14}{said} {page}" + (f"  «{_one_line(text)}»" if text else ""))
 
 
 def _score_text(score: float) -> str:
