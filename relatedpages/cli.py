@@ -176,6 +176,9 @@ def _add_eval_related(evals: Any) -> None:
                                "Default: %(default)s")
     rel_eval.add_argument("--plot", default="related-rscore.png",
                           help="where to write the R-score curve (Fig. 10). Default: %(default)s")
+    rel_eval.add_argument("--plot-categories", default="related-categories.png",
+                          help="where to write the R-score per category of the held-out lists "
+                               "(Fig. 11). Default: %(default)s")
     rel_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
 
 
@@ -560,6 +563,7 @@ def _shared_data_folder(name: str) -> Path:
 
 
 def run_eval_related(args: argparse.Namespace) -> int:
+    from relatedpages.evaluation import categories as cat
     from relatedpages.evaluation import related as rel
 
     data = _shared_data_folder(args.data)
@@ -586,8 +590,16 @@ def run_eval_related(args: argparse.Namespace) -> int:
     plot = Path(args.plot)
     rel.plot_rscore(evaluation, plot)
     print(f"R-score curve (Fig. 10): {plot}")
+    category_file = data / cat.CATEGORIES_PATH
+    rows = []
+    if category_file.is_file():
+        names = cat.default_names(evaluation)
+        rows = cat.category_rows(evaluation, cat.read_categories(category_file))
+        print("\n" + cat.format_categories(rows, names))
+        cat.plot_categories(rows, names, Path(args.plot_categories))
+        print(f"R-score per category (Fig. 11): {args.plot_categories}")
     if args.json:
-        print(rel.evaluation_as_json(evaluation))
+        print(rel.evaluation_as_json(evaluation, categories=cat.as_dict(rows)))
     return EXIT_OK
 
 

@@ -708,6 +708,11 @@ class Evaluation:
     no_answer: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     #: The baselines again with URL host names instead of site identity (module doc, step 11).
     url_hosts: Mapping[str, Scores] = field(default_factory=dict)
+    #: What the per-category view (relatedpages.evaluation.categories) reads: each row's
+    #: related lists, the ground truth and the held-out lists' URLs (ids of ``truth``).
+    related: Mapping[str, RelatedDict] = field(default_factory=dict, repr=False)
+    truth: GroundTruth | None = field(default=None, repr=False)
+    held_out_urls: tuple[str, ...] = field(default=(), repr=False)
 
 
 def check_parameters(
@@ -938,7 +943,8 @@ def evaluate_index(
                      if baselines else ""),
     }
     return Evaluation(parameters, protocol, scores, tuple(sweep), seconds, tests,
-                      paired, len(both), unthresholded, no_answer, url_hosts)
+                      paired, len(both), unthresholded, no_answer, url_hosts, related, truth,
+                      tuple(hub.url for hub in held_out))
 
 
 # -- reporting ---------------------------------------------------------------------------
@@ -1207,9 +1213,10 @@ def scores_as_dict(scores: Scores) -> dict[str, Any]:
     }
 
 
-def evaluation_as_json(evaluation: Evaluation) -> str:
+def evaluation_as_json(evaluation: Evaluation, **extra: Any) -> str:
     return json.dumps(
         {
+            **extra,
             "parameters": evaluation.parameters,
             "protocol": evaluation.protocol,
             "scores": {name: scores_as_dict(s) for name, s in evaluation.scores.items()},
