@@ -125,7 +125,17 @@ def _parser() -> argparse.ArgumentParser:
                           help="where to write the block-size distribution (Fig. 4). Default: %(default)s")
     seg_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
     seg_eval.add_argument("--sweep-t1", metavar="V,V,…",
-                          help="evaluate these T1 values instead (how T1 was chosen)")
+                          help="evaluate these T1 values instead (how T1 is chosen: on the "
+                               "development split unless --split says otherwise)")
+    seg_eval.add_argument("--split", choices=("dev", "test", "all"),
+                          help="which annotated pages: the development or test half of the "
+                               "sites (--seed), or all. Default: test for the table, dev for "
+                               "--sweep-t1")
+    seg_eval.add_argument("--seed", type=int, default=1,
+                          help="seed of the split by site. Default: %(default)s")
+    seg_eval.add_argument("--worst", type=int, default=10, metavar="N",
+                          help="list the N pages with the lowest I-precision (0: none). "
+                               "Default: %(default)s")
     add_adjust_options(seg_eval.add_argument)
     _add_eval_related(evals)
     _add_eval_moved(evals)
@@ -531,15 +541,19 @@ def run_eval_segmentation(args: argparse.Namespace) -> int:
                 AdjustParams(t1=value)
         except ValueError as error:
             raise UsageError(f"--sweep-t1: {error}") from error
+        split = args.split or "dev"
+        print(f"pages: {split}" + ("" if split == "all" else f" (seed {args.seed})"))
         print(f"{'T1':>5}{'blocks':>8}{'E judged':>10}{'I judged':>10}{'E strict':>10}{'I strict':>10}")
-        for t1, evaluation in seg_eval.sweep_t1(folder, values, base):
+        for t1, evaluation in seg_eval.sweep_t1(folder, values, base, split, args.seed):
             print(f"{t1:>5.2f}{evaluation.after_strict.blocks:>8}"
                   f"{100 * evaluation.after.e_precision:>10.1f}{100 * evaluation.after.i_precision:>10.1f}"
                   f"{100 * evaluation.after_strict.e_precision:>10.1f}"
                   f"{100 * evaluation.after_strict.i_precision:>10.1f}")
         return EXIT_OK
-    evaluation = seg_eval.evaluate(folder, _adjust_params(args))
+    evaluation = seg_eval.evaluate(folder, _adjust_params(args), args.split or "test", args.seed)
     print(seg_eval.format_table(evaluation))
+    if args.worst > 0:
+        print("\n" + seg_eval.worst_pages(evaluation, args.worst))
     plot = Path(args.plot)
     seg_eval.plot_block_sizes(evaluation, plot)
     print(f"block-size distribution (Fig. 4): {plot}")

@@ -1,7 +1,9 @@
 """Quality gate: segmentation E/I-precision on the public human-annotated pages.
 
-Floors pinned a little under the measured figures (see README, "Quality") so that a later
-change cannot silently lower them.  Paper, after adjusting: E 29.7 %, I 93.3 %.
+The pages are split by site (seed 1): T1 is chosen on the development half, Table 1 is
+reported on the test half (README, "Quality").  Floors are pinned a little under the
+measured figures so that a later change cannot silently lower them.  Paper, after
+adjusting: E 29.7 %, I 93.3 %.
 """
 from __future__ import annotations
 
@@ -12,7 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from relatedpages.evaluation.segmentation import annotated_pages, evaluate, manual_blocks
+from relatedpages.evaluation.segmentation import (
+    annotated_pages,
+    evaluate,
+    manual_blocks,
+    site_of_page,
+    split_by_site,
+    sweep_t1,
+)
+from segmenter.adjust import T1_DEFAULT
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -24,7 +34,13 @@ def kreuzer(shared_data):
 
 @pytest.fixture(scope="module")
 def evaluation(kreuzer):
-    return evaluate(kreuzer)
+    """Table 1 on the test half of the sites (the README's table)."""
+    return evaluate(kreuzer, split="test")
+
+
+@pytest.fixture(scope="module")
+def development(kreuzer):
+    return evaluate(kreuzer, split="dev")
 
 
 def test_every_annotated_page_is_found_with_its_url(kreuzer):
@@ -42,14 +58,45 @@ def test_manual_blocks_group_links_by_deepest_annotated_ancestor(kreuzer):
     assert all(block <= manual.annotated for block in manual.blocks)
 
 
-def test_quality_floors_after_adjusting(evaluation):
+def test_the_split_puts_every_site_on_one_side(kreuzer):
+    pages = annotated_pages(kreuzer)
+    dev, test = split_by_site(pages)
+    assert len(dev) + len(test) == 72 and len(dev) >= 30 and len(test) >= 30
+    assert not {site_of_page(p) for p in dev} & {site_of_page(p) for p in test}
+    assert split_by_site(pages) == (dev, test)  # seeded
+    assert split_by_site(pages, 2) != (dev, test)
+
+
+def test_t1_is_the_development_split_choice(kreuzer):
+    """The rule, fixed before the sweep: the T1 of the highest judged E-precision on the
+    development half, then the highest judged I-precision, then the smallest T1.  Measured:
+    flat from 0.65 to 0.95 (49.0-50.0 %), highest at 0.9 and 0.95 (50.0 %, I 93.4 %)."""
+    values = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+    rows = [(t1, e.after.e_precision, e.after.i_precision) for t1, e in sweep_t1(kreuzer, values)]
+    best = max(rows, key=lambda row: (row[1], row[2], -row[0]))
+    assert best[0] == T1_DEFAULT == 0.9
+
+
+def test_quality_floors_after_adjusting_on_the_test_split(evaluation):
     after, strict = evaluation.after, evaluation.after_strict
-    # measured with T1 = 0.7: judged E 43.8 %, I 93.7 %; strict E 32.7 %, I 80.4 %, 511 blocks
-    assert after.i_precision >= 0.92  # issue target: I >= 90 %
-    assert after.e_precision >= 0.42  # issue target: E >= 30 %
-    assert strict.e_precision >= 0.31
-    assert strict.i_precision >= 0.78
-    assert strict.blocks >= 480
+    # measured, test half, T1 = 0.9: judged E 35.6 %, I 95.4 %; strict E 25.8 %, I 82.2 %,
+    # 326 blocks; nearest-container reference: judged 33.6 % / 95.2 %, strict 24.7 % / 74.7 %
+    assert after.i_precision >= 0.94  # the paper: I 93.3 %
+    assert after.e_precision >= 0.34  # the paper: E 29.7 %
+    assert strict.e_precision >= 0.24
+    assert strict.i_precision >= 0.80
+    assert strict.blocks >= 300
+    # ahead of the nearest-container reference on both measures of both views
+    assert after.e_precision > evaluation.reference.e_precision
+    assert after.i_precision > evaluation.reference.i_precision
+    assert strict.e_precision > evaluation.reference_strict.e_precision
+    assert strict.i_precision > evaluation.reference_strict.i_precision
+
+
+def test_quality_floors_on_the_development_split(development):
+    # measured, T1 = 0.9: judged E 50.0 %, I 93.4 %; strict E 40.2 %, I 77.5 %
+    assert development.after.e_precision >= 0.48 and development.after.i_precision >= 0.92
+    assert development.after_strict.e_precision >= 0.38
 
 
 def test_adjusting_merges_blocks_and_raises_e_precision(evaluation):
@@ -64,14 +111,15 @@ def test_cli_prints_table_and_writes_the_plot(kreuzer, tmp_path):
     plot = tmp_path / "sizes.png"
     done = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "eval", "segmentation", str(kreuzer),
-         "--plot", str(plot), "--json"],
+         "--plot", str(plot), "--json", "--split", "all"],
         cwd=REPO, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr
     assert "After adjusting (judged)" in done.stdout and "E-precision (%)" in done.stdout
     figures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert figures["pages"] == 72
+    assert figures["pages"] == 72 and figures["split"] == "all"
     assert figures["after_adjusting"]["i_precision"] >= 0.90
+    assert "Nearest container (strict)" in done.stdout and "Per page, judged view" in done.stdout
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000
 
 
@@ -82,3 +130,16 @@ def test_cli_rejects_a_folder_without_annotations(tmp_path):
     )
     assert done.returncode == 2
     assert "not an annotated data set" in done.stderr
+
+
+def test_the_default_table_is_the_test_split_and_the_sweep_the_development_split(kreuzer):
+    def run(*flags: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "relatedpages.cli", "eval", "segmentation", str(kreuzer),
+             "--worst", "0", "--plot", "/dev/null", *flags],
+            cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert run().startswith("pages: test (seed 1)")
+    assert run("--sweep-t1", "0.9").startswith("pages: dev (seed 1)")

@@ -32,8 +32,8 @@ from typing import Iterable, Iterator, Sequence
 
 from lxml import etree
 
+from relatedpages.evaluation.container import base_url, nearest_container_blocks, parse_dom
 from segmenter import AdjustParams, Link, segment_bytes
-from segmenter.decode import decode_html
 
 _MAPPING_RE = re.compile(r'"(?P<url>[^"]+)"\s*:\s*"(?P<path>[^"]+)"')
 
@@ -111,17 +111,10 @@ def manual_blocks(page: AnnotatedPage) -> ManualBlocks:
     """Links grouped by their deepest ``data-block`` ancestor; groups of >= 2 links."""
     from filters.urls import normalise_url
 
-    text = decode_html(page.blocks_path.read_bytes()).text.replace("\x00", "\ufffd")
-    parser = etree.HTMLParser(huge_tree=True, recover=True, encoding="utf-8")
-    root = etree.fromstring(text.encode("utf-8", "replace"), parser)
+    root = parse_dom(page.blocks_path.read_bytes())
     if root is None:
         return ManualBlocks([], frozenset())
-    base = normalise_url(page.url) or page.url
-    for element in root.iter("base"):
-        href = element.get("href")
-        if href is not None:
-            base = normalise_url(href, base) or base
-            break
+    base = base_url(root, page.url)
     # Keyed by the element itself: it keeps lxml's proxy alive, so identity is stable
     # (id() of a proxy is reused once the proxy is garbage-collected).
     groups: dict[etree._Element, list[str]] = {}
@@ -143,13 +136,17 @@ def manual_blocks(page: AnnotatedPage) -> ManualBlocks:
     )
 
 
+def _hrefs(blocks: Sequence[tuple[Link, ...]]) -> list[list[str]]:
+    return [[link.href for link in block] for block in blocks]
+
+
 def _score(
-    name: str, ours: Sequence[tuple[Link, ...]], manual: ManualBlocks, judged: bool
+    name: str, ours: Sequence[Sequence[str]], manual: ManualBlocks, judged: bool
 ) -> PageScore:
     exact = included = counted = 0
     manual_set = set(manual.blocks)
     for block in ours:
-        hrefs = frozenset(link.href for link in block)
+        hrefs = frozenset(block)
         if judged:
             hrefs &= manual.annotated
             if len(hrefs) < 2:
@@ -171,40 +168,96 @@ class Evaluation:
     before_strict: Scores
     after_strict: Scores
     manual_sizes: Counter[int]
+    #: The nearest-container reference (relatedpages.evaluation.container), both views.
+    reference: Scores = field(default_factory=Scores)
+    reference_strict: Scores = field(default_factory=Scores)
+    split: str = "all"  # which pages: "all", or "dev" / "test" of split_by_site (and seed)
 
 
-def evaluate(folder: Path, params: AdjustParams = AdjustParams()) -> Evaluation:
-    """Table 1 on an annotated data set: our blocks before and after adjusting."""
+#: The development/test split of the annotated pages: half the sites each, by seed.
+SPLIT_SEED_DEFAULT = 1
+SPLITS = ("dev", "test", "all")
+
+
+def site_of_page(page: AnnotatedPage) -> str:
+    """The site folder of an annotated page (``<site>/<site>/…``: the first part)."""
+    return Path(page.name).parts[0]
+
+
+def split_by_site(pages: Sequence[AnnotatedPage], seed: int = SPLIT_SEED_DEFAULT,
+                  ) -> tuple[list[AnnotatedPage], list[AnnotatedPage]]:
+    """(development, test): the sites shuffled by ``Random(seed)`` in sort order, the first
+    half (rounded down) for development; every page of a site on one side.
+
+    >>> pages = [AnnotatedPage(f"s{i}/s{i}", "", Path(), Path()) for i in range(5)]
+    >>> dev, test = split_by_site(pages, 1)
+    >>> len(dev), len(test), {p.name for p in dev} & {p.name for p in test}
+    (2, 3, set())
+    """
+    import random
+
+    sites = sorted({site_of_page(page) for page in pages})
+    random.Random(seed).shuffle(sites)
+    dev_sites = set(sites[: len(sites) // 2])
+    dev = [page for page in pages if site_of_page(page) in dev_sites]
+    return dev, [page for page in pages if site_of_page(page) not in dev_sites]
+
+
+def select_pages(folder: Path, split: str = "all", seed: int = SPLIT_SEED_DEFAULT,
+                 ) -> list[AnnotatedPage]:
+    """The annotated pages of ``folder`` on one side of :func:`split_by_site` (or all)."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+    pages = annotated_pages(folder)
+    if split == "all":
+        return pages
+    dev, test = split_by_site(pages, seed)
+    return dev if split == "dev" else test
+
+
+def evaluate(folder: Path, params: AdjustParams = AdjustParams(), split: str = "all",
+             seed: int = SPLIT_SEED_DEFAULT) -> Evaluation:
+    """Table 1 on an annotated data set (or one side of its split by site): our blocks
+    before and after adjusting, and the nearest-container reference."""
     before, after, before_strict, after_strict = Scores(), Scores(), Scores(), Scores()
+    reference, reference_strict = Scores(), Scores()
     manual_sizes = Counter[int]()
-    for page in annotated_pages(folder):
+    for page in select_pages(folder, split, seed):
         manual = manual_blocks(page)
         manual_sizes.update(len(m) for m in manual.blocks)
-        seg = segment_bytes(page.dom_path.read_bytes(), page.url, params=params)
+        data = page.dom_path.read_bytes()
+        seg = segment_bytes(data, page.url, params=params)
+        nearest = nearest_container_blocks(data, page.url)
         for scores, blocks, judged in (
-            (before, seg.blocks_before_adjusting, True),
-            (after, seg.blocks, True),
-            (before_strict, seg.blocks_before_adjusting, False),
-            (after_strict, seg.blocks, False),
+            (before, _hrefs(seg.blocks_before_adjusting), True),
+            (after, _hrefs(seg.blocks), True),
+            (before_strict, _hrefs(seg.blocks_before_adjusting), False),
+            (after_strict, _hrefs(seg.blocks), False),
+            (reference, nearest, True),
+            (reference_strict, nearest, False),
         ):
             scores.pages.append(_score(page.name, blocks, manual, judged))
             if not judged:
                 scores.block_sizes.update(len(b) for b in blocks)
-    return Evaluation(before, after, before_strict, after_strict, manual_sizes)
+    label = split if split == "all" else f"{split} (seed {seed})"
+    return Evaluation(before, after, before_strict, after_strict, manual_sizes, reference,
+                      reference_strict, label)
 
 
 def format_table(evaluation: Evaluation) -> str:
     """Table 1's layout, judged view first, then strict."""
-    header = f"{'Algorithm':<26}{'No. of blocks':>14}{'E-precision (%)':>17}{'I-precision (%)':>17}"
-    lines = [header, f"{'By human':<26}{evaluation.after.manual_blocks:>14}{100.0:>17.1f}{100.0:>17.1f}"]
+    header = f"{'Algorithm':<28}{'No. of blocks':>14}{'E-precision (%)':>17}{'I-precision (%)':>17}"
+    lines = [f"pages: {evaluation.split}", header, f"{'By human':<28}{evaluation.after.manual_blocks:>14}{100.0:>17.1f}{100.0:>17.1f}"]
     for label, scores in (
+        ("Nearest container (judged)", evaluation.reference),
         ("Before adjusting (judged)", evaluation.before),
         ("After adjusting (judged)", evaluation.after),
+        ("Nearest container (strict)", evaluation.reference_strict),
         ("Before adjusting (strict)", evaluation.before_strict),
         ("After adjusting (strict)", evaluation.after_strict),
     ):
         lines.append(
-            f"{label:<26}{scores.blocks:>14}{100 * scores.e_precision:>17.1f}"
+            f"{label:<28}{scores.blocks:>14}{100 * scores.e_precision:>17.1f}"
             f"{100 * scores.i_precision:>17.1f}"
         )
     after = evaluation.after_strict
@@ -217,12 +270,36 @@ def format_table(evaluation: Evaluation) -> str:
     return "\n".join(lines)
 
 
+def worst_pages(evaluation: Evaluation, count: int = 10) -> str:
+    """Per-page E/I (judged, after adjusting, beside the reference), the lowest
+    I-precision first: the pages to read when a figure falls."""
+    def ratio(part: int, whole: int) -> str:
+        return f"{100 * part / whole:5.1f}" if whole else "    -"
+
+    reference = {score.name: score for score in evaluation.reference.pages}
+    ranked = sorted(evaluation.after.pages, key=lambda p: (
+        p.included / p.blocks if p.blocks else 1.0, p.exact / p.blocks if p.blocks else 1.0,
+        p.name))
+    lines = [f"Per page, judged view (lowest I-precision after adjusting first; {count} of "
+             f"{len(ranked)}):",
+             f"{'page':<44}{'manual':>7}{'ours':>6}{'E':>7}{'I':>7}{'ref':>6}{'E':>7}{'I':>7}"]
+    for page in ranked[:count]:
+        ref = reference[page.name]
+        lines.append(f"{page.name[:43]:<44}{page.manual_blocks:>7}{page.blocks:>6}"
+                     f"{ratio(page.exact, page.blocks):>7}{ratio(page.included, page.blocks):>7}"
+                     f"{ref.blocks:>6}{ratio(ref.exact, ref.blocks):>7}"
+                     f"{ratio(ref.included, ref.blocks):>7}")
+    return "\n".join(lines)
+
+
 def sweep_t1(
-    folder: Path, values: Iterable[float], base: AdjustParams = AdjustParams()
+    folder: Path, values: Iterable[float], base: AdjustParams = AdjustParams(),
+    split: str = "dev", seed: int = SPLIT_SEED_DEFAULT,
 ) -> Iterator[tuple[float, Evaluation]]:
-    """Table 1 for each T1 (the other parameters from ``base``): how T1 was chosen."""
+    """Table 1 for each T1 (the other parameters from ``base``) on the development split:
+    how T1 is chosen."""
     for t1 in values:
-        yield t1, evaluate(folder, dataclasses.replace(base, t1=t1))
+        yield t1, evaluate(folder, dataclasses.replace(base, t1=t1), split, seed)
 
 
 def plot_block_sizes(evaluation: Evaluation, path: Path) -> None:
@@ -270,6 +347,9 @@ def evaluation_as_json(evaluation: Evaluation) -> str:
 
     return json.dumps(
         {
+            "split": evaluation.split,
+            "reference": row(evaluation.reference),
+            "reference_strict": row(evaluation.reference_strict),
             "pages": len(evaluation.after.pages),
             "manual_blocks": evaluation.after.manual_blocks,
             "before_adjusting": row(evaluation.before),
