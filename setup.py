@@ -31,6 +31,7 @@ setup(
     name="relatedpages",
     version="0.1.0",
     description="Related web pages by block co-citation, as mrjob jobs on Hadoop Streaming",
+    license="MIT",
     python_requires=">=3.11,<3.12",
     packages=find_packages(include=["relatedpages*", "jobs*", "segmenter*", "filters*"]),
     package_data={"filters": ["data/*"], "relatedpages": ["data/*"]},

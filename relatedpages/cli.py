@@ -3,6 +3,7 @@
     relatedpages segment INPUT… [-o OUT] [-r inline|local|hadoop]   crawl → link blocks, summary
     relatedpages build INPUT… --db DIR [--algorithm block|cocitation] [--runner …] [--work DIR]
     relatedpages query --db DIR [--json] [--input FILE|-] [URL …]
+    relatedpages verify --db DIR                                     every checksum, key order
     relatedpages query --links DIR --algorithm companion|dh-cocitation|extended-cocitation|lli
                        [--json] [--input FILE|-] [--parents B …] [URL …]   the literature's baselines
     relatedpages linkgraph import --edges FILE[.gz] --db DIR [--keys auto|url|id]   a link index
@@ -11,8 +12,8 @@
     relatedpages moved --old DIR --new DIR [--json] [--input FILE|-] [URL …]   Spertus
     relatedpages authorities --links DIR --roots FILE --algorithm sfp|hits [--json]   Zhou et al.
     relatedpages generate --pages N --seed S -o FILE.warc.gz        the synthetic web
-    relatedpages demo [--pages N] [--out DIR]                       generate, build, query
-    relatedpages eval segmentation DIR [--plot PNG] [--sweep-t1 …]   Table 1 and Fig. 4
+    relatedpages demo [--pages N] [--out DIR] [--force]             generate, build, query
+    relatedpages eval segmentation DIR [--split dev|test|all] [--sweep-t1 …]   Table 1, Fig. 4
     relatedpages eval related DATA_DIR [--holdout F] [--seed S] [--plot PNG]   Fig. 10
     relatedpages eval moved DATA_DIR [--pages N] [--seed S] [--updated F] [--json]   Spertus, simulated moves
 
@@ -41,8 +42,8 @@ from segmenter.adjust import (
     add_adjust_options,
     adjust_params_from,
 )
+from relatedpages.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 RUNNERS = ("inline", "local", "hadoop")  # mrjob runners the commands offer
 
 
@@ -50,13 +51,24 @@ RUNNERS = ("inline", "local", "hadoop")  # mrjob runners the commands offer
 MIN_ANSWERED_DEFAULT = 0.25
 
 
-class UsageError(Exception):
-    """A command line that cannot be run; reported in one line with exit status 2."""
+def _version() -> str:
+    """The installed package's version (setup.py), or "unknown" when run from a tree
+    that was never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("relatedpages")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def _parser() -> argparse.ArgumentParser:
+    from relatedpages.commands import verify as verify_command
+
     parser = argparse.ArgumentParser(prog="relatedpages", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"relatedpages {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
+    verify_command.add_parser(commands)
 
     segment = commands.add_parser("segment", help="run jobs.segment over a crawl and summarise")
     segment.add_argument("inputs", nargs="+", metavar="INPUT",
@@ -116,6 +128,9 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="out/demo", help="working folder. Default: %(default)s")
     demo.add_argument("--runner", choices=RUNNERS, default="local", help="Default: %(default)s")
     demo.add_argument("--queries", type=int, default=4, help="sites to query. Default: %(default)s")
+    demo.add_argument("--force", action="store_true",
+                      help="use --out even if it holds files the demo did not make (they are "
+                           "left alone; the demo writes only crawl.warc.gz, its sidecar and db/)")
 
     evaluate = commands.add_parser("eval", help="evaluations")
     evals = evaluate.add_subparsers(dest="evaluation", required=True)
@@ -482,16 +497,31 @@ def run_generate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: Left in a folder ``relatedpages demo`` made: a later demo may write there again.
+DEMO_MARKER = ".relatedpages-demo"
+
+
+def _claim_demo_folder(out: Path, force: bool) -> None:
+    """Make ``out`` the demo's folder, or refuse (UsageError) a file, or a non-empty folder
+    the demo did not make (unless ``force``).  Nothing in it is ever deleted: the demo
+    overwrites only its own files (the crawl, its sidecar; ``db/`` is replaced atomically,
+    and a ``db`` that is not a database is refused by the build)."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file, not a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / DEMO_MARKER).exists() and not force:
+        raise UsageError(f"--out {out} is not empty and was not made by relatedpages demo: "
+                         "choose another folder, or add --force (nothing in it is deleted)")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / DEMO_MARKER).write_text("made by relatedpages demo\n", encoding="utf-8")
+
+
 def run_demo(args: argparse.Namespace) -> int:
     """The README's first command: the whole system on the synthetic web, in under a minute."""
-    import shutil
-
     from relatedpages.db import RelatedPagesDB
     from relatedpages.generate import registration_url, sample_queries
 
     out = Path(args.out)
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
+    _claim_demo_folder(out, args.force)
     crawl = out / "crawl.warc.gz"
     print(f"==> relatedpages generate --pages {args.pages} --seed {args.seed} -o {crawl}", flush=True)
     run_generate(argparse.Namespace(pages=args.pages, seed=args.seed, output=str(crawl)))
@@ -1261,6 +1291,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "segment":
             return run_segment(args)
+        if args.command == "verify":
+            from relatedpages.commands import verify as verify_command
+
+            return verify_command.run(args)
         if args.command == "build":
             return run_build(args)
         if args.command == "query":
