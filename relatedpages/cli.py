@@ -546,8 +546,8 @@ def run_demo(args: argparse.Namespace) -> int:
     print(f"\nThe registration link {template} sits in the footer template of most pages of "
           f"every site. It is a block result in {len(holders['block'])} of the "
           f"{lists['block']} lists with block results"
-          + (f" (those of {', '.join(holders['block'][:3])}, …: ad landing pages, whose ad "
-             "block the segmenter merges with the footer)" if holders["block"] else "")
+          + (f" (those of {', '.join(holders['block'][:3])}, …: pages where the segmenter "
+             "merges another block with the footer)" if holders["block"] else "")
           + f", and a fallback result in {len(holders['fallback'])} of the "
           f"{lists['fallback']} lists the co-citation fallback answers or fills (co-citation "
           "has no template damping).")
