@@ -163,9 +163,29 @@ def _work_folders(work: Path | str | None, output_name: str) -> _WorkFolders:
     return _WorkFolders(root, work is not None, root / "segments", root / output_name, None)
 
 
+class NoPages(Exception):
+    """The input held no usable page: nothing to build.  ``str(error)`` lists why each
+    record was skipped (the segment job's ingest and segment counters)."""
+
+    def __init__(self, inputs: Sequence[str], counters: dict[str, dict[str, int]]):
+        from jobs.segment import INGEST_GROUP, SEGMENT_GROUP
+
+        skipped = {**counters.get(INGEST_GROUP, {}),
+                   **{name: count for name, count in counters.get(SEGMENT_GROUP, {}).items()
+                      if name not in ("pages_written", "pages_segmented", "blocks", "links")}}
+        reasons = ", ".join(f"{name} {count}" for name, count in sorted(skipped.items()) if count)
+        super().__init__(f"no usable page in {len(inputs)} input(s)"
+                         + (f"; skipped: {reasons}" if reasons else "; the input holds no records"))
+        self.skipped = skipped
+
+
+FAILURES = (*FAILURES, NoPages)
+
+
 def _segment_stage(inputs: Sequence[str], runner: str, folders: _WorkFolders,
                    report: BuildReport | LinkBuildReport,
                    progress: Callable[[str], None]) -> None:
+    """Segment the inputs; :class:`NoPages` when not one page came out."""
     from jobs.segment import MRSegment
 
     progress(f"[1/3] segmenting {len(inputs)} input(s) with the {runner} runner")
@@ -174,6 +194,8 @@ def _segment_stage(inputs: Sequence[str], runner: str, folders: _WorkFolders,
     report.counters["segment"] = segment_run.counters
     report.pages = segment_run.counter("segment", "pages_written")
     report.blocks = segment_run.counter("segment", "blocks")
+    if report.pages == 0:
+        raise NoPages(inputs, segment_run.counters)
 
 
 def build(    inputs: Sequence[str],

@@ -237,10 +237,32 @@ def _adjust_params(args: argparse.Namespace) -> AdjustParams:
 # -- segment ---------------------------------------------------------------------------
 
 
-def _check_inputs(inputs: Sequence[str]) -> None:
+def _check_db_target(db: str, inputs: Sequence[str]) -> None:
+    """``--db`` refused before any work: a file, a folder inside an input folder, or a
+    place that cannot be written (a folder there that is not a database is refused by the
+    build itself, which never overwrites it)."""
+    target = Path(db).absolute()
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"--db {db} is a file, not a database folder")
     for name in inputs:
-        if not Path(name).exists() and "://" not in name:
-            raise UsageError(f"no such input: {name}")
+        source = Path(name).absolute()
+        if "://" not in name and source.is_dir() and target.is_relative_to(source):
+            raise UsageError(f"--db {db} is inside the input folder {name}: the next build "
+                             "would read the database as input; put it elsewhere")
+    parent = next((p for p in (target, *target.parents) if p.exists()), None)
+    if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--db {db}: cannot write there ({parent} is not a writable folder)")
+
+
+def _check_inputs(inputs: Sequence[str]) -> list[str]:
+    """The input files (folders searched: :func:`relatedpages.ingest.expand_inputs`), or
+    a one-line usage error before any work starts."""
+    from relatedpages.ingest import expand_inputs
+
+    try:
+        return expand_inputs(inputs)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def run_segment(args: argparse.Namespace) -> int:
@@ -249,7 +271,7 @@ def run_segment(args: argparse.Namespace) -> int:
     from jobs.pipeline import iter_output, run_job, show_job_progress
     from jobs.segment import MRSegment
 
-    _check_inputs(args.inputs)
+    args.inputs = _check_inputs(args.inputs)
     _adjust_params(args)
     if args.output and Path(args.output).exists() and any(Path(args.output).iterdir()):
         raise UsageError(f"output folder exists and is not empty: {args.output}")
@@ -313,7 +335,8 @@ def run_build(args: argparse.Namespace) -> int:
     from jobs.pipeline import build, show_job_progress
     from relatedpages.db import DatabaseError, DatabaseProblem
 
-    _check_inputs(args.inputs)
+    _check_db_target(args.db, args.inputs)
+    args.inputs = _check_inputs(args.inputs)
     chain_args = chain_job_args(args)
     if chain_args and args.algorithm != "block":
         raise UsageError(f"{' '.join(chain_args)}: block co-citation options; --algorithm "
@@ -911,7 +934,8 @@ def run_linkgraph_build(args: argparse.Namespace) -> int:
     from jobs.pipeline import build_links, show_job_progress
     from relatedpages.linkindex import LinkEvent
 
-    _check_inputs(args.inputs)
+    _check_db_target(args.db, args.inputs)
+    args.inputs = _check_inputs(args.inputs)
     show_job_progress()
     started = time.monotonic()
     report = build_links(

@@ -43,7 +43,7 @@ import logging
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -212,6 +212,46 @@ def input_format(path: str | Path) -> InputFormat:
         f"unknown input format for {str(path)!r}: expected a name ending in "
         + ", ".join(suffix for suffix, _ in _SUFFIX_FORMATS)
     )
+
+
+def expand_inputs(inputs: Sequence[str]) -> list[str]:
+    """The input files of a command line: files as given (their format must be known: see
+    :func:`input_format`), remote URIs (``hdfs://…``, ``s3://…``) as given, and for each
+    local folder every WARC, JSON lines and ``.tsv`` manifest file below it (hidden ones
+    left out), in path order.
+
+    Raises ValueError with one line for a missing input, a file of an unknown format, or a
+    folder without any such file.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("b.warc.gz", "a.jsonl", "notes.txt", ".hidden.warc"):
+    ...     _ = (folder / name).write_text("x")
+    >>> [pathlib.Path(p).name for p in expand_inputs([str(folder)])]
+    ['a.jsonl', 'b.warc.gz']
+    """
+    accepted = ", ".join(suffix for suffix, _ in _SUFFIX_FORMATS)
+    expanded: list[str] = []
+    for name in inputs:
+        if "://" in name and not name.startswith("file://"):
+            expanded.append(name)
+            continue
+        path = Path(name)
+        if path.is_dir():
+            found = sorted(
+                str(child) for child in path.rglob("*")
+                if child.is_file() and not any(part.startswith(".")
+                                               for part in child.relative_to(path).parts)
+                and any(child.name.lower().endswith(suffix) for suffix, _ in _SUFFIX_FORMATS))
+            if not found:
+                raise ValueError(f"{name}: a folder without input files (accepted: {accepted})")
+            expanded += found
+        elif path.is_file():
+            input_format(path)
+            expanded.append(name)
+        else:
+            raise ValueError(f"no such input: {name}")
+    return expanded
 
 
 def read_pages(
