@@ -237,6 +237,19 @@ def _adjust_params(args: argparse.Namespace) -> AdjustParams:
 # -- segment ---------------------------------------------------------------------------
 
 
+def _check_job_args(algorithm: str, job_args: Sequence[str]) -> None:
+    """The chain's arguments parsed and checked by the job itself, before any work: a typo
+    or a value out of range is one usage line, not a traceback after the segmentation."""
+    if algorithm == "block":
+        from jobs.related import MRRelatedPages as chain
+    else:
+        from jobs.cocitation import MRCocitation as chain
+    try:
+        chain(args=[*job_args, "-"])
+    except (ValueError, SystemExit) as error:
+        raise UsageError(f"job arguments {' '.join(job_args)}: {error}") from None
+
+
 def _check_db_target(db: str, inputs: Sequence[str]) -> None:
     """``--db`` refused before any work: a file, a folder inside an input folder, or a
     place that cannot be written (a folder there that is not a database is refused by the
@@ -345,6 +358,7 @@ def run_build(args: argparse.Namespace) -> int:
         params = chain_params_from(args)
     except ValueError as error:
         raise UsageError(str(error)) from None
+    _check_job_args(args.algorithm, [*chain_args, *args.job_arg])
     if not 0.0 <= args.min_answered <= 1.0:
         raise UsageError(f"--min-answered must be a ratio in [0, 1], got {args.min_answered}")
     if not 0.0 <= args.min_records_ratio:

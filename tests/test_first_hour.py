@@ -66,3 +66,16 @@ def test_a_bad_db_target_is_refused_before_any_work(tmp_path: Path) -> None:
         assert done.stderr.startswith(f"relatedpages: error: {message}"), done.stderr
         assert "segmenting" not in done.stderr
     assert afile.read_text() == "x" and not (crawl / "db").exists()
+
+
+def test_a_job_argument_typo_is_one_line_before_any_work(tmp_path: Path) -> None:
+    for extra, message in (
+        (["--job-arg=--tt=1"], "job arguments --tt=1: unrecognized arguments: --tt=1"),
+        (["--algorithm", "cocitation", "--job-arg=--min-degree=0"],
+         "job arguments --min-degree=0: min_degree must be >= 1, got 0"),
+        (["--job-arg=--t=abc"], "job arguments --t=abc: argument --t: invalid float value: 'abc'"),
+    ):
+        done = relatedpages("build", "examples/tiny-web", "--db", str(tmp_path / "db"), *extra)
+        assert done.returncode == 2, extra
+        assert done.stderr.strip() == f"relatedpages: error: {message}"
+    assert not (tmp_path / "db").exists()
