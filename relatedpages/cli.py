@@ -115,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
                              "one of the literature's methods, --algorithm")
     query.add_argument("--json", action="store_true", help="one JSON object per query")
     query.add_argument("--input", metavar="FILE", help="read URLs from FILE, one per line (- = stdin)")
+    query.add_argument("--verify", action="store_true",
+                       help="--db: check every partition's checksum before answering (as "
+                            "relatedpages verify; reads the whole database once)")
     _add_baseline_query_options(query)
 
     generate = commands.add_parser("generate", help="write a deterministic synthetic crawl")
@@ -468,7 +471,7 @@ def run_query(args: argparse.Namespace) -> int:
                          "algorithm it was built with)")
     urls = _query_lines(args)
     try:
-        database = RelatedPagesDB(args.db)
+        database = RelatedPagesDB(args.db, verify="full" if args.verify else "sizes")
     except DatabaseError as error:
         print(f"relatedpages: error: {error}", file=sys.stderr)
         return EXIT_FAILURE
@@ -567,7 +570,8 @@ def run_demo(args: argparse.Namespace) -> int:
                                     "--runner", args.runner]))
     queries = sample_queries(crawl, args.queries)
     print(f"==> relatedpages query --db {out / 'db'} {' '.join(queries)}", flush=True)
-    run_query(argparse.Namespace(urls=queries, db=str(out / "db"), json=False, input=None))
+    run_query(argparse.Namespace(urls=queries, db=str(out / "db"), json=False, input=None,
+                                 verify=False))
     template = registration_url()
     with RelatedPagesDB(out / "db") as database:
         lists = {"block": 0, "fallback": 0}
@@ -1033,12 +1037,13 @@ def _baseline_function(algorithm: str) -> Any:
     return PAGE_METHODS[algorithm].answer
 
 
-def _load_graph(path: str) -> Any:
-    """The link index at ``path`` as a LinkGraph; its load time on stderr."""
+def _load_graph(path: str, verify: bool = False) -> Any:
+    """The link index at ``path`` as a LinkGraph (every checksum checked first with
+    ``verify``); its load time on stderr."""
     from relatedpages.linkindex import load_link_graph
 
     started = time.monotonic()
-    graph = load_link_graph(path)
+    graph = load_link_graph(path, verify="full" if verify else "sizes")
     print(f"loaded link index {path}: {len(graph)} nodes, {graph.edges} links, "
           f"{graph.key_kind.value} keys in {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
     return graph
@@ -1064,7 +1069,7 @@ def run_query_links(args: argparse.Namespace) -> int:
     params = baseline_params(args)
     urls = _query_lines(args)
     answer_for = _baseline_function(args.algorithm)
-    graph = _load_graph(args.links)
+    graph = _load_graph(args.links, args.verify)
     status = EXIT_OK
     seconds: list[float] = []
     for query in urls:

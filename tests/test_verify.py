@@ -124,3 +124,20 @@ def test_a_build_whose_output_fails_the_check_is_not_installed(
     assert seen and seen[0].name.startswith(".db.building-")
     assert (database / "manifest.json").read_bytes() == before
     assert sorted(p.name for p in database.parent.iterdir()) == ["db"]
+
+
+def test_query_verify_refuses_a_partition_edited_in_place(
+        database: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Same size, one byte changed inside a related URL: the default open (sizes) cannot
+    see it; ``query --verify`` checks every checksum first and refuses, naming it."""
+    part = _largest(database)
+    data = part.read_bytes()
+    edited = data.replace(b"http://q", b"http://Q", 1)
+    assert len(edited) == len(data) and edited != data
+    part.write_bytes(edited)
+    url = data.split(b"\t", 1)[0].decode()
+    assert main(["query", "--db", str(database), "--json", url]) == 0
+    capsys.readouterr()
+    assert main(["query", "--db", str(database), "--verify", "--json", url]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and f"{part.name} checksum mismatch" in captured.err
