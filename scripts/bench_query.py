@@ -41,12 +41,12 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 
 from relatedpages.db import (  # noqa: E402
     MANIFEST_NAME,
@@ -154,7 +154,7 @@ def du_bytes(path: Path) -> tuple[int, int]:
 
 
 def ensure_database(args: argparse.Namespace) -> Path:
-    path = Path(args.db) if args.db else Path(tempfile.gettempdir()) / f"relatedpages-bench-{args.pages}-{args.seed}"
+    path = Path(args.db) if args.db else REPO / "out" / "bench" / f"query-{args.pages}-{args.seed}"
     wanted = {"bench": BENCH_TAG, "pages": args.pages, "seed": args.seed, "related_per_page": RELATED_PER_PAGE}
     if (path / MANIFEST_NAME).exists() and not args.rebuild:
         try:
@@ -304,7 +304,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--db", help="database folder to reuse or build (default: in the temp folder)")
+    parser.add_argument("--db", help="database folder to reuse or build (default: "
+                                     "out/bench/query-PAGES-SEED in the repository, kept for reuse; "
+                                     "remove it when done)")
     parser.add_argument("--rebuild", action="store_true", help="build even if --db holds a database")
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)

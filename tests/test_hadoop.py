@@ -86,6 +86,9 @@ def job_env() -> dict[str, str]:
     """hadoop/env.sh's environment, without the repository on PYTHONPATH."""
     env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
     env["HADOOP_HOME"] = str(HADOOP_HOME)
+    # the jobs' own temporary files (mrjob's wrapper locks, task scratch) stay in hadoop/tmp
+    (HADOOP_HOME / "tmp" / "python").mkdir(parents=True, exist_ok=True)
+    env["TMPDIR"] = str(HADOOP_HOME / "tmp" / "python")
     env["PATH"] = os.pathsep.join(
         [str(HADOOP_HOME / "bin"), str(Path(sys.executable).parent), env.get("PATH", "")]
     )
