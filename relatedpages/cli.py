@@ -240,6 +240,24 @@ def _adjust_params(args: argparse.Namespace) -> AdjustParams:
 # -- segment ---------------------------------------------------------------------------
 
 
+def _check_runner(runner: str) -> None:
+    """``-r hadoop`` needs a ``hadoop`` command and, with the repository's mrjob.conf,
+    HADOOP_HOME (its streaming jar is ``$HADOOP_HOME/hadoop-streaming.jar``): say exactly
+    what to do, before any work, instead of failing inside mrjob."""
+    import shutil
+
+    if runner != "hadoop":
+        return
+    missing = [what for what, absent in (
+        ("no `hadoop` command on PATH", shutil.which("hadoop") is None),
+        ("HADOOP_HOME is not set", not os.environ.get("HADOOP_HOME") and not os.environ.get("MRJOB_CONF")),
+    ) if absent]
+    if missing:
+        raise UsageError(f"--runner hadoop: {' and '.join(missing)}. Run scripts/hadoop-setup "
+                         "once, then `source hadoop/env.sh` (it sets both); on a cluster node, "
+                         "put Hadoop's bin/ on PATH and set HADOOP_HOME (or MRJOB_CONF)")
+
+
 def _check_job_args(algorithm: str, job_args: Sequence[str]) -> None:
     """The chain's arguments parsed and checked by the job itself, before any work: a typo
     or a value out of range is one usage line, not a traceback after the segmentation."""
@@ -288,6 +306,7 @@ def run_segment(args: argparse.Namespace) -> int:
     from jobs.segment import MRSegment
 
     args.inputs = _check_inputs(args.inputs)
+    _check_runner(args.runner)
     _adjust_params(args)
     if args.output and Path(args.output).exists() and any(Path(args.output).iterdir()):
         raise UsageError(f"output folder exists and is not empty: {args.output}")
@@ -353,6 +372,7 @@ def run_build(args: argparse.Namespace) -> int:
 
     _check_db_target(args.db, args.inputs)
     args.inputs = _check_inputs(args.inputs)
+    _check_runner(args.runner)
     chain_args = chain_job_args(args)
     if chain_args and args.algorithm != "block":
         raise UsageError(f"{' '.join(chain_args)}: block co-citation options; --algorithm "
@@ -954,6 +974,7 @@ def run_linkgraph_build(args: argparse.Namespace) -> int:
 
     _check_db_target(args.db, args.inputs)
     args.inputs = _check_inputs(args.inputs)
+    _check_runner(args.runner)
     show_job_progress()
     started = time.monotonic()
     report = build_links(

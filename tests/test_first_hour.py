@@ -79,3 +79,18 @@ def test_a_job_argument_typo_is_one_line_before_any_work(tmp_path: Path) -> None
         assert done.returncode == 2, extra
         assert done.stderr.strip() == f"relatedpages: error: {message}"
     assert not (tmp_path / "db").exists()
+
+
+def test_hadoop_without_its_environment_says_what_to_do(tmp_path: Path) -> None:
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("HADOOP_HOME", "MRJOB_CONF", "HADOOP_CONF_DIR")}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
+    for command in (["build", "examples/tiny-web", "--db", str(tmp_path / "db"), "--runner", "hadoop"],
+                    ["segment", "examples/tiny-web/urls.tsv", "-r", "hadoop"]):
+        done = subprocess.run([sys.executable, "-m", "relatedpages.cli", *command], cwd=REPO,
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, command
+        assert done.stderr.strip().startswith(
+            "relatedpages: error: --runner hadoop: no `hadoop` command on PATH and HADOOP_HOME "
+            "is not set. Run scripts/hadoop-setup once, then `source hadoop/env.sh`")
+        assert "Traceback" not in done.stderr
