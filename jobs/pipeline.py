@@ -24,15 +24,33 @@ from relatedpages.db import ALGORITHMS
 REPO_CONF = Path(__file__).resolve().parent.parent / "conf" / "mrjob.conf"
 
 
+class NoPages(Exception):
+    """The input held no usable page: nothing to build.  ``str(error)`` lists why each
+    record was dropped (the segment job's ingest counters, and its own drop counters)."""
+
+    def __init__(self, inputs: Sequence[str], counters: dict[str, dict[str, int]]):
+        from jobs.segment import INGEST_GROUP, SEGMENT_GROUP, SegmentCounter
+
+        dropped = {SegmentCounter.PAGE_URL_UNUSABLE.value, SegmentCounter.DUPLICATE_URL.value}
+        skipped = {**counters.get(INGEST_GROUP, {}),
+                   **{name: count for name, count in counters.get(SEGMENT_GROUP, {}).items()
+                      if name in dropped}}
+        reasons = ", ".join(f"{name} {count}" for name, count in sorted(skipped.items()) if count)
+        super().__init__(f"no usable page in {len(inputs)} input(s)"
+                         + (f"; skipped: {reasons}" if reasons else "; the input holds no records"))
+        self.skipped = skipped
+
+
 def _failures() -> tuple[type[BaseException], ...]:
     from mrjob.step import StepFailedException
 
     from relatedpages.db import DatabaseError
 
-    return (StepFailedException, DatabaseError, OSError)
+    return (StepFailedException, DatabaseError, OSError, NoPages)
 
 
-FAILURES = _failures()  # a failed step, a refused database, an I/O error: exit status 1
+#: A failed step, a refused database, an I/O error, an input without pages: exit status 1.
+FAILURES = _failures()
 
 
 def is_remote(location: str | os.PathLike[str]) -> bool:
@@ -161,25 +179,6 @@ def _work_folders(work: Path | str | None, output_name: str) -> _WorkFolders:
     for stale in (root / "segments", root / output_name):
         shutil.rmtree(stale, ignore_errors=True)
     return _WorkFolders(root, work is not None, root / "segments", root / output_name, None)
-
-
-class NoPages(Exception):
-    """The input held no usable page: nothing to build.  ``str(error)`` lists why each
-    record was skipped (the segment job's ingest and segment counters)."""
-
-    def __init__(self, inputs: Sequence[str], counters: dict[str, dict[str, int]]):
-        from jobs.segment import INGEST_GROUP, SEGMENT_GROUP
-
-        skipped = {**counters.get(INGEST_GROUP, {}),
-                   **{name: count for name, count in counters.get(SEGMENT_GROUP, {}).items()
-                      if name not in ("pages_written", "pages_segmented", "blocks", "links")}}
-        reasons = ", ".join(f"{name} {count}" for name, count in sorted(skipped.items()) if count)
-        super().__init__(f"no usable page in {len(inputs)} input(s)"
-                         + (f"; skipped: {reasons}" if reasons else "; the input holds no records"))
-        self.skipped = skipped
-
-
-FAILURES = (*FAILURES, NoPages)
 
 
 def _segment_stage(inputs: Sequence[str], runner: str, folders: _WorkFolders,

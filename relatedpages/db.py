@@ -971,24 +971,13 @@ class PartitionedDB(ABC, Generic[V]):
         return problems
 
     def _order_problems(self, index: int) -> list[str]:
-        name = partition_name(index)
-        data = os.pread(self._files[index].fileno(), self._manifest.partitions[index].bytes, 0)
-        previous: bytes | None = None
-        start = 0
-        while start < len(data):
-            end = data.find(b"\n", start)
-            tab = data.find(b"\t", start, end)
-            if tab < 0:
-                return [f"{name} line at byte {start} has no tab"]
-            key = data[start:tab]
-            if previous is not None and key <= previous:
-                return [f"{name} key at byte {start} is "
-                        + ("a duplicate" if key == previous else "out of order")]
-            if zlib.crc32(key) % self._count != index:
-                return [f"{name} key at byte {start} belongs to "
-                        f"{partition_name(zlib.crc32(key) % self._count)}"]
-            previous, start = key, end + 1
-        return []
+        """Key order, uniqueness and partition of a partition whose contents checked out,
+        read through a map of its own (no copy in memory; the reader's maps, and the
+        refusal after a fault elsewhere, are left alone)."""
+        if not self._manifest.partitions[index].bytes:
+            return []
+        with mmap.mmap(self._files[index].fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return _key_order_problems(data, index, self._count)
 
     def close(self) -> None:
         """Unmap and close every partition (further lookups raise ``ValueError``)."""
@@ -1110,6 +1099,28 @@ class PartitionedDB(ABC, Generic[V]):
         self._failure = error
         logger.error("%s", error)
         raise error
+
+
+def _key_order_problems(data: Any, index: int, partitions: int) -> list[str]:
+    """The first fault of a partition's ``key<TAB>…`` lines: a line without a tab, a key
+    out of order or repeated, a key of another partition; empty when none."""
+    name = partition_name(index)
+    previous: bytes | None = None
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        tab = data.find(b"\t", start, end)
+        if tab < 0:
+            return [f"{name} line at byte {start} has no tab"]
+        key = data[start:tab]
+        if previous is not None and key <= previous:
+            return [f"{name} key at byte {start} is "
+                    + ("a duplicate" if key == previous else "out of order")]
+        if zlib.crc32(key) % partitions != index:
+            return [f"{name} key at byte {start} belongs to "
+                    f"{partition_name(zlib.crc32(key) % partitions)}"]
+        previous, start = key, end + 1
+    return []
 
 
 class _StoredDB(PartitionedDB[bytes]):

@@ -68,20 +68,11 @@ def variants(records: Sequence[Mapping[str, Any]], k: int) -> dict[str, RelatedD
 
 def hub_rows(data: Path, seed: int, k: int) -> list[tuple[str, list[float]]]:
     from relatedpages.evaluation.related import (
-        HOLDOUT_DEFAULT, HUB_PATH, MIN_CITING_DEFAULT, WEB_PATHS, GroundTruth,
-        load_corpus_file, score_related, select_test_pages, split_lists)
+        MIN_CITING_DEFAULT, GroundTruth, load_split, score_related, select_test_pages)
 
-    hub = load_corpus_file(str(data / HUB_PATH), True)
-    web = [load_corpus_file(str(data / path), True) for path in WEB_PATHS]
-    lists = {hub_list.url: hub_list for hub_list in hub.lists}
-    split = split_lists(lists, HOLDOUT_DEFAULT, seed)
-    index: dict[str, Mapping[str, Any]] = {}
-    for corpus in web:
-        index.update(corpus.records)
-    for url in split.indexed:
-        index[url] = hub.records[url]
-    records = [index[url] for url in sorted(index)]
-    truth = GroundTruth.from_lists([lists[url] for url in split.held_out])
+    loaded = load_split(data, seed=seed)
+    records = loaded.index_records
+    truth = GroundTruth.from_lists(loaded.held_out)
     tests = select_test_pages(truth, records, MIN_CITING_DEFAULT)
     print(f"hub lists, seed {seed}: {len(records)} index pages, {len(tests)} test pages",
           flush=True)
@@ -94,27 +85,17 @@ def hub_rows(data: Path, seed: int, k: int) -> list[tuple[str, list[float]]]:
 
 
 def web_rows(pages: int, seed: int, k: int) -> list[tuple[str, list[float]]]:
-    from filters.site import site_of
-    from relatedpages.evaluation.related import citing_pages, load_corpus_file
-    from relatedpages.evaluation.topics import NON_CONTENT, score_topics
-    from relatedpages.generate import generate_crawl, read_topics
+    from relatedpages.evaluation.topics import load_topic_web, score_topics
+    from relatedpages.generate import generate_crawl
 
     with tempfile.TemporaryDirectory(prefix="relatedpages-future-") as folder:
         crawl = Path(folder) / "web.warc.gz"
         generate_crawl(crawl, pages=pages, seed=seed)
-        site_topics = read_topics(crawl)
-        corpus = load_corpus_file(str(crawl), True)
-    records = [corpus.records[url] for url in sorted(corpus.records)]
-    cited = citing_pages(records)
-    topic_of = {url: site_topics[site] for url in cited
-                if (site := site_of(url)) is not None and site in site_topics}
-    tests = sorted(url for url, count in cited.items()
-                   if count >= 2 and "?" not in url
-                   and topic_of.get(url) not in (None, *NON_CONTENT))
-    print(f"generated web, {pages} pages, seed {seed}: {len(tests)} test pages", flush=True)
+        web = load_topic_web(crawl)
+    print(f"generated web, {pages} pages, seed {seed}: {len(web.tests)} test pages", flush=True)
     rows = []
-    for name, related in variants(records, k).items():
-        s = score_topics(related, tests, topic_of, k)
+    for name, related in variants(web.records, k).items():
+        s = score_topics(related, web.tests, web.topic_of, k)
         rows.append((name, [s.p1, s.p5, s.p15]))
     return rows
 

@@ -756,6 +756,40 @@ def check_parameters(
 Algorithm = Callable[[Sequence[Mapping[str, Any]]], RelatedDict]
 
 
+@dataclass(frozen=True)
+class LoadedSplit:
+    """One split of the shared data, ready to score (module doc, steps 1-4)."""
+
+    lists: Mapping[str, HubList]  # every hub list by URL
+    split: Split
+    held_out: list[HubList]
+    index_records: list[Mapping[str, Any]]  # the indexed lists and the web pages, URL order
+    index_sections: list[HubList]  # their heading sections (the naive reference's input)
+    web_pages: int  # records of the web corpora (before lists of the same URL replace them)
+    segmentation_seconds: float
+
+
+def load_split(data: Path, holdout: float = HOLDOUT_DEFAULT, seed: int = SEED_DEFAULT,
+               max_lists: int | None = None) -> LoadedSplit:
+    """The hub lists split by ``seed``, and the index: the other lists plus the web pages
+    (a list's record wins over a web page of the same URL)."""
+    hub = load_corpus_file(str(data / HUB_PATH), True)
+    web = [load_corpus_file(str(data / path), True) for path in WEB_PATHS]
+    lists = {hub_list.url: hub_list for hub_list in hub.lists}
+    split = split_lists(lists, holdout, seed, max_lists)
+    index: dict[str, Mapping[str, Any]] = {}
+    for corpus in web:
+        index.update(corpus.records)
+    for url in split.indexed:
+        index[url] = hub.records[url]
+    sectioned = {page.url: page for corpus in web for page in corpus.lists}
+    sectioned.update((url, lists[url]) for url in split.indexed)
+    return LoadedSplit(lists, split, [lists[url] for url in split.held_out],
+                       [index[url] for url in sorted(index)],
+                       [sectioned[url] for url in sorted(sectioned)],
+                       sum(len(f.records) for f in web), hub.seconds + sum(f.seconds for f in web))
+
+
 def evaluate(
     data_dir: str | Path,
     *,
@@ -779,26 +813,14 @@ def evaluate(
                      max_lists=max_lists, k=k, baselines=baselines)
     data = Path(data_dir)
     started = time.monotonic()
-    hub = load_corpus_file(str(data / HUB_PATH), True)
-    web = [load_corpus_file(str(data / path), True) for path in WEB_PATHS]
+    loaded = load_split(data, holdout, seed, max_lists)
     loading = {
-        "segmentation (first load; cached per process)": hub.seconds + sum(f.seconds for f in web),
+        "segmentation (first load; cached per process)": loaded.segmentation_seconds,
         "corpus loading in this run": time.monotonic() - started,
     }
-
-    lists = {hub_list.url: hub_list for hub_list in hub.lists}
-    split = split_lists(lists, holdout, seed, max_lists)
-    held_out = [lists[url] for url in split.held_out]
-    index: dict[str, Mapping[str, Any]] = {}
-    for corpus in web:
-        index.update(corpus.records)
-    for url in split.indexed:  # a list's record wins over a web page of the same URL
-        index[url] = hub.records[url]
-    index_records = [index[url] for url in sorted(index)]
-    sectioned = {page.url: page for corpus in web for page in corpus.lists}
-    sectioned.update((url, lists[url]) for url in split.indexed)
+    lists, split, held_out = loaded.lists, loaded.split, loaded.held_out
     result = evaluate_index(
-        index_records, held_out, index_sections=[sectioned[url] for url in sorted(sectioned)],
+        loaded.index_records, held_out, index_sections=loaded.index_sections,
         t=t, min_degree=min_degree, min_citing=min_citing,
         t_sweep=t_sweep, min_degree_sweep=min_degree_sweep, k=k, extra=extra,
         baselines=baselines, baseline_hosts=baseline_hosts, url_host_view=url_host_view)
@@ -807,7 +829,7 @@ def evaluate(
         "lists": len(lists) if max_lists is None else len(split.held_out) + len(split.indexed),
         "held_out_lists": len(held_out),
         "indexed_lists": len(split.indexed),
-        "web_pages": sum(len(f.records) for f in web),
+        "web_pages": loaded.web_pages,
         **result.protocol,
     }
     parameters = {"data_dir": str(data), "holdout": holdout, "seed": seed,

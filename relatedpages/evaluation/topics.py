@@ -95,18 +95,21 @@ def score_topics(related: RelatedDict, tests: Sequence[str], topic_of: Mapping[s
                        {topic: sum(v) / len(v) for topic, v in sorted(by_topic.items())})
 
 
-def evaluate_topics(crawl: str | Path, k: int = TOP_K) -> TopicEvaluation:
-    """Every row of the module docstring on one generated crawl (with its sidecar)."""
-    from filters.anchors import AnchorWords
-    from filters.site import site_of
-    from relatedpages.cocitation import CocitationParams, reference_cocitation
-    from relatedpages.evaluation.naive import NAIVE, naive_section_related
-    from relatedpages.generate import read_topics
-    from relatedpages.reference import reference_related
-    from relatedpages.scoring.options import preset_link_params
-    from relatedpages.similarity import preset_params
+@dataclass(frozen=True)
+class TopicWeb:
+    """A generated crawl, segmented, with its test pages and their topics (steps 1-2)."""
 
-    started = time.monotonic()
+    corpus: Any  # relatedpages.evaluation.related.CorpusFile
+    records: list[Mapping[str, Any]]  # segment records, URL order
+    tests: list[str]
+    topic_of: dict[str, str]  # cited URL -> its site's topic
+
+
+def load_topic_web(crawl: str | Path) -> TopicWeb:
+    """Segment ``crawl`` and pick its test pages (module doc, steps 1-2)."""
+    from filters.site import site_of
+    from relatedpages.generate import read_topics
+
     site_topics = read_topics(crawl)
     corpus = load_corpus_file(str(crawl), True)
     records = [corpus.records[url] for url in sorted(corpus.records)]
@@ -118,6 +121,21 @@ def evaluate_topics(crawl: str | Path, k: int = TOP_K) -> TopicEvaluation:
             topic_of[url] = site_topics[site]
     tests = sorted(url for url, count in cited.items()
                    if count >= 2 and "?" not in url and topic_of.get(url) not in (None, *NON_CONTENT))
+    return TopicWeb(corpus, records, tests, topic_of)
+
+
+def evaluate_topics(crawl: str | Path, k: int = TOP_K) -> TopicEvaluation:
+    """Every row of the module docstring on one generated crawl (with its sidecar)."""
+    from filters.anchors import AnchorWords
+    from relatedpages.cocitation import CocitationParams, reference_cocitation
+    from relatedpages.evaluation.naive import NAIVE, naive_section_related
+    from relatedpages.reference import reference_related
+    from relatedpages.scoring.options import preset_link_params
+    from relatedpages.similarity import preset_params
+
+    started = time.monotonic()
+    web = load_topic_web(crawl)
+    corpus, records, tests, topic_of = web.corpus, web.records, web.tests, web.topic_of
     words = AnchorWords()
     cocitation_all = reference_cocitation(records, CocitationParams(m=k, min_degree=1))
     product = reference_related(records, preset_link_params("default"),
