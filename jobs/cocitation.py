@@ -5,7 +5,7 @@
 Dean & Henzinger's Cocitation over the whole corpus, as the paper ran it on Hadoop: whole
 pages (no blocks, no anchors, no caps), siblings = the links at most BF/2 positions
 around each link, degree = number of distinct citing pages; normalisation and the site
-rules of block co-citation (relatedpages.cocitation explains the choice of filters).
+rules of block co-citation (relatedpages.scoring.cocitation explains the choice of filters).
 
 One step: the mapper emits, per sibling pair {u, v} of a page, u → (v, site, page) and
 v → (u, site, page); the values of u arrive sorted (SORT_VALUES), so the reducer counts
@@ -31,9 +31,9 @@ if __name__ == "__main__":
 from jobs.base import ShippedJob
 
 from filters.links import LinkFilterParams
-from relatedpages import cocitation as cc
-from relatedpages.cocitation import CocitationEvent
-from relatedpages.similarity import EVIDENCE_DEFAULT, M_DEFAULT
+from relatedpages.scoring import cocitation as cc
+from relatedpages.scoring.cocitation import CocitationEvent
+from relatedpages.scoring.similarity import EVIDENCE_DEFAULT, M_DEFAULT
 
 FILTER_GROUP = "filters"
 COCITATION_GROUP = "cocitation"
@@ -43,7 +43,7 @@ class MRCocitation(ShippedJob):
     """Traditional co-citation: segment records in, ranked related pages out."""
 
     # The values of a page reach the reducer sorted by their encoded bytes, so each
-    # sibling's values form one run (relatedpages.cocitation, "intermediate values").
+    # sibling's values form one run (relatedpages.scoring.cocitation, "intermediate values").
     SORT_VALUES = True
 
     def configure_args(self) -> None:

@@ -3,7 +3,7 @@
     python -m jobs.linkgraph -r inline|local|hadoop SEGMENTS… -o OUT
 
 Per page its ordered out-links with anchor text and block number, per node its in-links
-(relatedpages.linkindex explains the record).  Two steps:
+(relatedpages.store.linkindex explains the record).  Two steps:
 
 1. the mapper reads a segment record and emits page → its out-links (every block's links
    in block order, block = index of the block, hrefs re-normalised); the reducer keeps
@@ -31,7 +31,7 @@ if __name__ == "__main__":
 
 from jobs.base import ShippedJob
 
-from relatedpages.linkindex import LinkEvent, choose_out_links, link_record, page_out_links
+from relatedpages.store.linkindex import LinkEvent, choose_out_links, link_record, page_out_links
 
 LINKGRAPH_GROUP = "linkgraph"
 OUT_TAG = "out"

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 from mrjob.job import MRJob
 
 from jobs.base import summed_counters
-from relatedpages.db import ALGORITHMS
+from relatedpages.store.db import ALGORITHMS
 
 REPO_CONF = Path(__file__).resolve().parent.parent / "conf" / "mrjob.conf"
 
@@ -44,7 +44,7 @@ class NoPages(Exception):
 def _failures() -> tuple[type[BaseException], ...]:
     from mrjob.step import StepFailedException
 
-    from relatedpages.db import DatabaseError
+    from relatedpages.store.db import DatabaseError
 
     return (StepFailedException, DatabaseError, OSError, NoPages)
 
@@ -219,7 +219,7 @@ def build(    inputs: Sequence[str],
     segments and answers the pages block co-citation has no list for, marked as such;
     with ``fill_to`` (the chain's M) it also fills block lists shorter than that
     (:mod:`relatedpages.scoring.fallback`)."""
-    from relatedpages.db import build_database
+    from relatedpages.store.db import build_database
 
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
@@ -313,13 +313,13 @@ def build_links(
     progress: Callable[[str], None] = lambda message: None,
 ) -> LinkBuildReport:
     """Segmentation, ``jobs.linkgraph`` and the link index build (the connectivity server
-    of the baselines, ``relatedpages.linkindex``): the same shape as :func:`build`.
+    of the baselines, ``relatedpages.store.linkindex``): the same shape as :func:`build`.
     ``work`` keeps the intermediate outputs (a local folder, or a URI of a cluster's file
     system, whose link records are copied back to build the local index); by default
     they go to a temporary folder removed afterwards."""
     from jobs.linkgraph import LINKGRAPH_GROUP, MRLinkGraph
-    from relatedpages.linkgraph import KeyKind
-    from relatedpages.linkindex import LinkEvent, build_link_index
+    from relatedpages.store.linkgraph import KeyKind
+    from relatedpages.store.linkindex import LinkEvent, build_link_index
 
     report = LinkBuildReport()
     folders = _work_folders(work, "links")

@@ -27,8 +27,8 @@ from jobs.base import ShippedJob
 
 from filters.anchors import AnchorWords
 from filters.links import filter_blocks
-from relatedpages import similarity as sim
-from relatedpages.chain import (
+from relatedpages.scoring import similarity as sim
+from relatedpages.store.chain import (
     AUX_TAG,
     CITED_TAG,
     PAIR_TAG,
@@ -38,7 +38,7 @@ from relatedpages.chain import (
     encode_pair_value,
 )
 from relatedpages.scoring.options import FILTER_SWITCHES, add_chain_options, chain_params_from
-from relatedpages.similarity import micro, score_from_micro, unmicro
+from relatedpages.scoring.similarity import micro, score_from_micro, unmicro
 
 FILTER_GROUP = "filters"
 CHAIN_GROUP = "related"
@@ -47,7 +47,7 @@ CHAIN_GROUP = "related"
 class MRRelatedPages(ShippedJob):
     """Block co-citation: segment records in, ranked related pages out."""
 
-    # Sort1: values reach Reducer1 sorted by their encoded bytes (relatedpages.chain).
+    # Sort1: values reach Reducer1 sorted by their encoded bytes (relatedpages.store.chain).
     SORT_VALUES = True
 
     def configure_args(self) -> None:

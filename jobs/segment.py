@@ -28,7 +28,7 @@ from jobs.base import ShippedJob
 
 from filters.site import site_of
 from filters.urls import normalise_url
-from relatedpages.ingest import MAX_PAGE_BYTES_DEFAULT, Skip, read_pages
+from relatedpages.corpus.ingest import MAX_PAGE_BYTES_DEFAULT, Skip, read_pages
 from segmenter import blocks_as_json, segment_bytes
 from segmenter.adjust import add_adjust_options, adjust_params_from
 

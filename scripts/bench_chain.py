@@ -3,7 +3,7 @@
 
     python scripts/bench_chain.py [--base-pages 5000] [--seed 1] [--runs 3] [--work DIR]
 
-Generates synthetic crawls (``relatedpages.generate``) of B, 2B and 4B pages and
+Generates synthetic crawls (``relatedpages.corpus.generate``) of B, 2B and 4B pages and
 segments each once (``jobs.segment``, inline runner, in a subprocess: wall time and
 peak RSS shown as context).  Then, for every run and size, runs the stages of
 ``jobs.related`` one at a time, each task a subprocess of the job script the way
@@ -49,7 +49,7 @@ sys.path.insert(0, str(REPO))
 
 from jobs.pipeline import iter_output, run_job  # noqa: E402
 from jobs.related import MRRelatedPages  # noqa: E402
-from relatedpages.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
+from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
 
 BASE_PAGES_DEFAULT = 5_000
 RUNS_DEFAULT = 3

@@ -4,7 +4,7 @@ where Hadoop's time goes.
 
     python scripts/bench_runners.py [--pages 2000] [--seed 1] [--runs 3] [--yarn] [--json]
 
-Generates a synthetic crawl (``relatedpages.generate``), then for each run and runner runs
+Generates a synthetic crawl (``relatedpages.corpus.generate``), then for each run and runner runs
 the project's two jobs as a user would, each its own command in a fresh folder:
 
     python -m jobs.segment -r RUNNER crawl.warc.gz  -o segments
@@ -50,7 +50,7 @@ from typing import Sequence
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from relatedpages.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
+from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
 
 PAGES_DEFAULT = 2_000
 RUNS_DEFAULT = 3

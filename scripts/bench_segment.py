@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lxml import etree  # noqa: E402
 
-from relatedpages.ingest import Page, read_pages  # noqa: E402
-from relatedpages.shared_data import shared_data_dir  # noqa: E402
+from relatedpages.corpus.ingest import Page, read_pages  # noqa: E402
+from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
 from segmenter import segment_bytes  # noqa: E402
 
 

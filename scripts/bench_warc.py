@@ -22,7 +22,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from relatedpages.shared_data import shared_data_dir  # noqa: E402
+from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
 
 DEFAULT_ARCHIVES = (
     "web/trafilatura-pages.warc.gz",
@@ -62,8 +62,8 @@ def read_fastwarc(path: Path) -> tuple[int, int]:
 
 
 def read_ingest(path: Path) -> tuple[int, int]:
-    """(pages, body bytes) through relatedpages.ingest.read_pages (FastWARC + our checks)."""
-    from relatedpages.ingest import Page, read_pages
+    """(pages, body bytes) through relatedpages.corpus.ingest.read_pages (FastWARC + our checks)."""
+    from relatedpages.corpus.ingest import Page, read_pages
 
     records = payload = 0
     for item in read_pages(path):

@@ -38,7 +38,7 @@ def variants(records: Sequence[Mapping[str, Any]], k: int) -> dict[str, RelatedD
     import dataclasses
 
     from filters.anchors import AnchorWords
-    from relatedpages.cocitation import CocitationParams, reference_cocitation
+    from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
     from relatedpages.evaluation.future_work import (
         mirror_owners,
         pagerank_weighted,
@@ -46,9 +46,9 @@ def variants(records: Sequence[Mapping[str, Any]], k: int) -> dict[str, RelatedD
         without_mirrors,
     )
     from relatedpages.evaluation.related import with_fallback
-    from relatedpages.reference import reference_related
+    from relatedpages.scoring.reference import reference_related
     from relatedpages.scoring.options import preset_link_params
-    from relatedpages.similarity import preset_params
+    from relatedpages.scoring.similarity import preset_params
 
     words, link = AnchorWords(), preset_link_params("default")
     params = preset_params("default", m=k)
@@ -86,7 +86,7 @@ def hub_rows(data: Path, seed: int, k: int) -> list[tuple[str, list[float]]]:
 
 def web_rows(pages: int, seed: int, k: int) -> list[tuple[str, list[float]]]:
     from relatedpages.evaluation.topics import load_topic_web, score_topics
-    from relatedpages.generate import generate_crawl
+    from relatedpages.corpus.generate import generate_crawl
 
     with tempfile.TemporaryDirectory(prefix="relatedpages-future-") as folder:
         crawl = Path(folder) / "web.warc.gz"

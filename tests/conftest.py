@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from relatedpages.shared_data import shared_data_dir
+from relatedpages.corpus.shared_data import shared_data_dir
 from tests.prerequisites import missing_prerequisite
 
 

@@ -28,7 +28,7 @@ from relatedpages.baselines.companion import (
     vicinity_graph,
     weighted_hits,
 )
-from relatedpages.linkgraph import KeyKind, LinkGraph
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 NO_STOP = CompanionParams(stoplist=Stoplist())
 

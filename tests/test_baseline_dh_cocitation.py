@@ -18,7 +18,7 @@ from relatedpages.baselines.dh_cocitation import (
     dh_cocitation,
     dh_cocitation_run,
 )
-from relatedpages.linkgraph import KeyKind, LinkGraph
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 
 def id_graph(pages: dict[str, list[str]]) -> LinkGraph:

@@ -12,7 +12,7 @@ from relatedpages.baselines.equivalent import (
     NoEquivalent,
     equivalent_links,
 )
-from relatedpages.linkgraph import KeyKind, LinkGraph
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 A, B, C, D = "http://a.example/", "http://b.example/", "http://c.example/", "http://d.example/"
 NAPOLEON = "http://www.napoleon.org/"

@@ -12,7 +12,7 @@ from relatedpages.baselines.extended import (
     is_near_duplicate,
     page_source,
 )
-from relatedpages.linkgraph import KeyKind, LinkGraph
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 
 def _graph(pages: dict[str, list[str]]) -> LinkGraph:

@@ -14,7 +14,7 @@ from relatedpages.baselines.hits import (
     hits,
 )
 from relatedpages.baselines.sfp import AuthorityReason, GeneratedGraphParams
-from relatedpages.linkgraph import KeyKind, LinkGraph
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 LEVEL_ONE = GeneratedGraphParams(level=1)  # only the roots' own links
 

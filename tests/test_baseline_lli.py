@@ -16,7 +16,7 @@ from relatedpages.baselines.lli import (
     lli,
     rank_tolerance,
 )
-from relatedpages.linkgraph import KeyKind, LinkGraph
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 
 def _graph(pages: dict[str, list[str]]) -> LinkGraph:

@@ -10,7 +10,7 @@ from relatedpages.baselines.moved import (
     anchor_similarity,
     moved,
 )
-from relatedpages.linkgraph import KeyKind, LinkGraph
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 OLD = "http://univ.example/smith/"
 NEW = "http://smith.example/"

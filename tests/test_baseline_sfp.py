@@ -18,7 +18,7 @@ from relatedpages.baselines.sfp import (
     generated_graph,
     sfp,
 )
-from relatedpages.linkgraph import KeyKind, LinkGraph
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 
 def ids(g: LinkGraph, *names: str) -> list[int]:

@@ -209,7 +209,7 @@ CRAWL_FILES = {"awesomehub/awesomehub.warc.gz": (60, 1), "web/aeb-pages.warc.gz"
 @pytest.fixture(scope="module")
 def tiny_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A DATA_DIR with the real corpus's layout: three small generated crawls."""
-    from relatedpages.generate import generate_crawl
+    from relatedpages.corpus.generate import generate_crawl
 
     data = tmp_path_factory.mktemp("data")
     for path, (pages, seed) in CRAWL_FILES.items():

@@ -64,7 +64,7 @@ def test_build_prints_stages_and_a_summary(built):
 
 
 def test_query_json_shapes_unknown_and_malformed(built):
-    from relatedpages.generate import sample_queries
+    from relatedpages.corpus.generate import sample_queries
 
     folder, _ = built
     url = sample_queries(folder / "crawl.warc.gz", 1)[0]
@@ -85,7 +85,7 @@ def test_query_json_shapes_unknown_and_malformed(built):
 
 
 def test_query_reads_urls_from_a_file_and_prints_a_table(built, tmp_path):
-    from relatedpages.generate import sample_queries
+    from relatedpages.corpus.generate import sample_queries
 
     folder, _ = built
     urls = sample_queries(folder / "crawl.warc.gz", 2)
@@ -120,7 +120,7 @@ def test_build_with_traditional_cocitation(built, tmp_path):
 
 def test_query_into_a_closed_pipe_ends_quietly(built):
     folder, _ = built
-    from relatedpages.generate import sample_queries
+    from relatedpages.corpus.generate import sample_queries
 
     urls = sample_queries(folder / "crawl.warc.gz", 4) * 200
     done = subprocess.run(
@@ -133,7 +133,7 @@ def test_query_into_a_closed_pipe_ends_quietly(built):
 def test_build_fills_short_block_lists_from_the_fallback(built):
     """The default build completes block lists shorter than M with co-citation results,
     after the block results, each marked (relatedpages.scoring.fallback)."""
-    from relatedpages.db import RelatedPagesDB
+    from relatedpages.store.db import RelatedPagesDB
 
     folder, done = built
     manifest = json.loads((folder / "db" / "manifest.json").read_text())

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from relatedpages.cli import main
-from relatedpages.linkindex import build_link_index_from_segments
+from relatedpages.store.linkindex import build_link_index_from_segments
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -147,7 +147,7 @@ def test_each_algorithm_answers_by_hand(id_index: Path, algorithm: str, capsys: 
 
 def test_flags_reach_the_parameters(id_index: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from relatedpages.baselines.lli import LLIParams, lli
-    from relatedpages.linkindex import load_link_graph
+    from relatedpages.store.linkindex import load_link_graph
 
     def top(*flags: str) -> list[tuple[str, float]]:
         status, out, _ = run(capsys, "query", "--links", str(id_index), "--json", *flags, "2")
@@ -257,7 +257,7 @@ def test_the_installed_command_line(id_index: Path) -> None:
 def test_linkgraph_build_from_a_crawl_then_query(shared_data: Any, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     from relatedpages.baselines.dh_cocitation import dh_cocitation
-    from relatedpages.linkindex import load_link_graph
+    from relatedpages.store.linkindex import load_link_graph
 
     warc = shared_data("web/aeb-pages.warc.gz")
     status, out, err = run(capsys, "linkgraph", "build", str(warc), "--db", str(tmp_path / "links"),

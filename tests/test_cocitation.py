@@ -1,4 +1,4 @@
-"""Traditional co-citation (relatedpages.cocitation, jobs.cocitation): hand-worked cases,
+"""Traditional co-citation (relatedpages.scoring.cocitation, jobs.cocitation): hand-worked cases,
 the job equals the in-memory oracle, runners agree, real hub pages."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from filters.links import LinkFilterParams
 from jobrun import run_job, write_segments
 from jobs.cocitation import MRCocitation
-from relatedpages.cocitation import (
+from relatedpages.scoring.cocitation import (
     TRADITIONAL_LINK_FILTERS,
     CocitationParams,
     cocited_degrees,
@@ -306,7 +306,7 @@ def hub_records(warc: Path, pages: int) -> list[dict]:
     """Segment records of the first `pages` pages of a crawl, as jobs.segment makes them."""
     from filters.site import site_of
     from filters.urls import normalise_url
-    from relatedpages.ingest import Skip, read_pages
+    from relatedpages.corpus.ingest import Skip, read_pages
     from segmenter import blocks_as_json, segment_bytes
 
     records: dict[str, dict] = {}

@@ -1,4 +1,4 @@
-"""Tests for relatedpages.db: the on-disk format, lookups, refusals and atomic replace."""
+"""Tests for relatedpages.store.db: the on-disk format, lookups, refusals and atomic replace."""
 from __future__ import annotations
 
 import doctest
@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from filters.urls import normalise_url
-from relatedpages import db as db_module
-from relatedpages.db import (
+from relatedpages.store import db as db_module
+from relatedpages.store.db import (
     FORMAT_VERSION,
     MANIFEST_NAME,
     PARTITIONS,

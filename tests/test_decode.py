@@ -285,7 +285,7 @@ def test_real_chinese_pages_in_legacy_encodings_are_readable(shared_data, encodi
 def test_real_web_pages_decode_without_fallback(shared_data) -> None:
     """The trafilatura pages have no charset in their HTTP header: all must be decoded
     from a BOM, a meta or detection, never the blind fallback (pinned as observed)."""
-    from relatedpages.ingest import Page, read_pages
+    from relatedpages.corpus.ingest import Page, read_pages
 
     charsets: Counter[tuple[str, str]] = Counter()
     for item in read_pages(shared_data("web/trafilatura-pages.warc.gz")):

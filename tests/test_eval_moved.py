@@ -31,7 +31,7 @@ from relatedpages.evaluation.moved import (
     simulate_move,
 )
 from relatedpages.evaluation.related import link_graph_of
-from relatedpages.linkgraph import KeyKind, LinkGraph
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 X = "https://x.example/page"
 Y = "https://y.example/"

@@ -16,8 +16,8 @@ from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams
 from relatedpages import cli
 from relatedpages.evaluation.naive import NAIVE
-from relatedpages.cocitation import CocitationParams, reference_cocitation
-from relatedpages.linkgraph import HostRule
+from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
+from relatedpages.store.linkgraph import HostRule
 from relatedpages.evaluation.related import (
     BASELINES,
     BLOCK,
@@ -46,8 +46,8 @@ from relatedpages.evaluation.related import (
     select_test_pages,
     split_lists,
 )
-from relatedpages.reference import reference_related
-from relatedpages.similarity import SimilarityParams
+from relatedpages.scoring.reference import reference_related
+from relatedpages.scoring.similarity import SimilarityParams
 
 # -- hub lists -------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from relatedpages import cli
 from relatedpages.evaluation.naive import NAIVE
 from relatedpages.evaluation.related import BLOCK, COCITATION
 from relatedpages.evaluation.topics import evaluate_topics, format_topics, score_topics
-from relatedpages.generate import generate_crawl
+from relatedpages.corpus.generate import generate_crawl
 
 
 def test_score_topics_by_hand() -> None:

@@ -1,4 +1,4 @@
-"""relatedpages.generate: the synthetic web behind the demo.
+"""relatedpages.corpus.generate: the synthetic web behind the demo.
 
 What a user notices: the same command gives the same bytes; the crawl reads back with no
 skips and has exactly the pages asked for; every site is in the topics sidecar; hub pages
@@ -25,8 +25,8 @@ from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams
 from filters.site import site_of
 from filters.urls import normalise_url
-from relatedpages import generate
-from relatedpages.generate import (
+from relatedpages.corpus import generate
+from relatedpages.corpus.generate import (
     HUB_TOPIC,
     REGISTRATION_URL,
     SPAM_TOPIC,
@@ -42,9 +42,9 @@ from relatedpages.generate import (
     topic_precision,
     topics_path_for,
 )
-from relatedpages.ingest import Page, Skip, read_pages
-from relatedpages.reference import reference_related
-from relatedpages.similarity import SimilarityParams
+from relatedpages.corpus.ingest import Page, Skip, read_pages
+from relatedpages.scoring.reference import reference_related
+from relatedpages.scoring.similarity import SimilarityParams
 from segmenter import blocks_as_json, segment_bytes
 
 #: The quality gate's crawl and its pinned floors (measured: precision 1.000 on seeds 1
@@ -96,7 +96,7 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path: Path) -> None:
 
 
 def test_same_bytes_in_other_processes_whatever_the_hash_seed(tmp_path: Path) -> None:
-    script = ("import sys; from relatedpages.generate import generate_crawl; "
+    script = ("import sys; from relatedpages.corpus.generate import generate_crawl; "
               "generate_crawl(sys.argv[1], pages=150, seed=4)")
     digests = set()
     for hash_seed in ("1", "2"):

@@ -1,4 +1,4 @@
-"""relatedpages.ingest: WARC / JSON lines / manifest -> pages, every skip with its reason.
+"""relatedpages.corpus.ingest: WARC / JSON lines / manifest -> pages, every skip with its reason.
 
 WARC inputs are built with warcio's WARCWriter (one gzip member per record, like Common
 Crawl), then damaged byte by byte.  Each malformed-input test asserts the exact pages read
@@ -23,7 +23,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from relatedpages.ingest import (
+from relatedpages.corpus.ingest import (
     InputFormat,
     Page,
     Skip,

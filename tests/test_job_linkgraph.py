@@ -9,8 +9,8 @@ import pytest
 
 from jobrun import run_job, write_segments
 from jobs.linkgraph import MRLinkGraph
-from relatedpages.linkgraph import KeyKind, LinkGraph
-from relatedpages.linkindex import (
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
+from relatedpages.store.linkindex import (
     LinkIndexDB,
     build_link_index,
     build_link_index_from_segments,

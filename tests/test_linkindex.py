@@ -1,4 +1,4 @@
-"""Tests for relatedpages.linkindex: edge lists, the link index database, load_link_graph."""
+"""Tests for relatedpages.store.linkindex: edge lists, the link index database, load_link_graph."""
 from __future__ import annotations
 
 import doctest
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from relatedpages import linkindex
-from relatedpages.db import (
+from relatedpages.store import linkindex
+from relatedpages.store.db import (
     KEY_AS_GIVEN,
     DatabaseError,
     DatabaseProblem,
@@ -25,8 +25,8 @@ from relatedpages.db import (
     partition_name,
     read_manifest,
 )
-from relatedpages.linkgraph import KeyKind, LinkGraph
-from relatedpages.linkindex import (
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
+from relatedpages.store.linkindex import (
     EdgeRejection,
     LinkIndexDB,
     LinkRecord,
@@ -77,7 +77,7 @@ def test_doctests() -> None:
     assert result.attempted > 0 and result.failed == 0
 
 
-# -- the record format (relatedpages.db) -------------------------------------------------
+# -- the record format (relatedpages.store.db) -------------------------------------------------
 
 
 @pytest.mark.parametrize("value, ok", [
@@ -324,7 +324,7 @@ def test_load_link_graph_reads_records_in_any_key_order_and_targets_without_reco
         ("3", {"out": [["2", "", -1], ["99", "", -1]], "in": [], "crawled": True}),
     ]
     build_link_index(records, tmp_path / "db", keys=KeyKind.ID, source=["t"], partitions=1)
-    with caplog.at_level(logging.WARNING, logger="relatedpages.linkindex"):
+    with caplog.at_level(logging.WARNING, logger="relatedpages.store.linkindex"):
         graph = load_link_graph(tmp_path / "db")
     assert "have no record" in caplog.text
     assert graph.names[:3] == ["1", "2", "3"] and sorted(graph.names[3:]) == ["5", "99"]

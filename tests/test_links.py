@@ -618,7 +618,7 @@ HUB_SAMPLE_STEP = 2
 
 @pytest.fixture(scope="module")
 def hub_pages(shared_data: Any) -> list[tuple[str, list[list[dict[str, Any]]]]]:
-    from relatedpages.ingest import Page, read_pages
+    from relatedpages.corpus.ingest import Page, read_pages
     from segmenter import blocks_as_json, segment_bytes
 
     path: Path = shared_data("awesomehub/awesomehub.warc.gz")

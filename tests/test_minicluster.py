@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from relatedpages.db import RelatedPagesDB
+from relatedpages.store.db import RelatedPagesDB
 from tests.prerequisites import run_hadoop_script
 from tests.test_hadoop import (
     HADOOP_FRAMEWORK_GROUP,

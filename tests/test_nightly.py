@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from relatedpages.db import RelatedPagesDB
+from relatedpages.store.db import RelatedPagesDB
 
 REPO = Path(__file__).resolve().parent.parent
 NIGHTLY = REPO / "scripts" / "nightly"

@@ -1,4 +1,4 @@
-"""Tests for relatedpages.reference: the in-memory oracle of block co-citation.
+"""Tests for relatedpages.scoring.reference: the in-memory oracle of block co-citation.
 
 Hand-made corpora are lists of (citing page site, filtered blocks); the numbers in the
 comments are worked out by hand from Eq. 5-13 (e^-1 = 0.367879, ln 2 = 0.693147,
@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from handmade import Link, link
-from relatedpages.reference import reference_related, related_from_filtered
-from relatedpages.similarity import SimilarityParams
+from relatedpages.scoring.reference import reference_related, related_from_filtered
+from relatedpages.scoring.similarity import SimilarityParams
 
 
 Page = tuple[str, list[list[Link]]]

@@ -1,4 +1,4 @@
-"""Tests for relatedpages.similarity: Eq. 5-13, one hand-worked case per rule."""
+"""Tests for relatedpages.scoring.similarity: Eq. 5-13, one hand-worked case per rule."""
 from __future__ import annotations
 
 import doctest
@@ -8,8 +8,8 @@ import math
 import pytest
 
 from handmade import Link, link
-from relatedpages import similarity
-from relatedpages.similarity import (
+from relatedpages.scoring import similarity
+from relatedpages.scoring.similarity import (
     EVIDENCE_DEFAULT,
     LAMBDA_DEFAULT,
     M_DEFAULT,

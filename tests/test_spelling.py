@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from filters import spelling
 from filters.spelling import spelling_variants
 from filters.urls import normalise_url
-from relatedpages.db import RelatedPagesDB, build_database
+from relatedpages.store.db import RelatedPagesDB, build_database
 
 
 def test_doctests() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from relatedpages.cli import main
-from relatedpages.db import build_database, partition_name
+from relatedpages.store.db import build_database, partition_name
 
 
 @pytest.fixture()
@@ -108,7 +108,7 @@ def test_a_build_whose_output_fails_the_check_is_not_installed(
         database: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every build reads back what it wrote before the swap (check_database); a fault
     keeps the database in place."""
-    from relatedpages import db as db_module
+    from relatedpages.store import db as db_module
 
     before = (database / "manifest.json").read_bytes()
     seen: list[Path] = []

@@ -35,7 +35,7 @@ Readings chosen where the sources are vague (cite these when comparing numbers):
 * **Sibling window** ("BF/2 children above and BF/2 below the link to u", slides 9 and 11): the
   window is taken over the parent's out-links *in page order after removing the links to u and
   to stoplisted pages* (removed links take no window slot, as in
-  :mod:`relatedpages.cocitation`), around the parent's **first** link to u: up to ⌊BF/2⌋ links
+  :mod:`relatedpages.scoring.cocitation`), around the parent's **first** link to u: up to ⌊BF/2⌋ links
   before it and up to ⌈BF/2⌉ after it, not refilled when u is near an end of the page.  A
   parent with at most BF such links contributes all of them.  A page linking twice to the same
   sibling takes two slots (link positions, not distinct pages).
@@ -79,7 +79,7 @@ import numpy as np
 import numpy.typing as npt
 
 from relatedpages.baselines import Answer, NoAnswer, Scored
-from relatedpages.linkgraph import IntArray, KeyKind, LinkGraph
+from relatedpages.store.linkgraph import IntArray, KeyKind, LinkGraph
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ to u's URL with one path element removed" (a.com/X/Y/Z → a.com/X/Y; "if the re
 invalid, we continue to chop elements until we are left with just a host name, or we find a
 valid URL").  B = 2000, BF = 8 ("the same parameter values we used for … Companion").
 
-This is the paper's query-time algorithm; :mod:`relatedpages.cocitation` is the batch
+This is the paper's query-time algorithm; :mod:`relatedpages.scoring.cocitation` is the batch
 (MapReduce) baseline of the block co-citation paper, with every parent and no restart.
 
 Readings chosen where the paper is vague:
@@ -25,7 +25,7 @@ Readings chosen where the paper is vague:
   definition, "the number of common parents"): the number of the chosen parents that link to s
   *anywhere* on the page — when u has at most B parents this is exactly |parents(u) ∩
   parents(s)|.  ``CocitationDegree.IN_WINDOW`` counts only the parents in whose BF window s
-  appears (the reading of :mod:`relatedpages.cocitation`), for comparisons.
+  appears (the reading of :mod:`relatedpages.scoring.cocitation`), for comparisons.
 * **Restart** (URL graphs only; an id graph has no URL to chop): candidates from
   :func:`chopped_urls` — the query string first, then one path element at a time, each tried
   with and without a trailing slash, down to the host's root page; candidates that are not
@@ -60,7 +60,7 @@ from relatedpages.baselines.companion import (
     sample_parents,
     sibling_windows,
 )
-from relatedpages.linkgraph import IntArray, KeyKind, LinkGraph
+from relatedpages.store.linkgraph import IntArray, KeyKind, LinkGraph
 
 #: "if there are not at least 15 nodes in S …" (§2.2).
 RESTART_MIN_SIBLINGS_DEFAULT = 15

@@ -21,7 +21,7 @@ Readings chosen where the survey is vague:
   always belongs to Similar_to with the highest score (the survey lists it first).
 * **FindSimilarAnchor(a)**: anchors are compared as word sets (:class:`AnchorWords`: Porter
   stems, stop words removed) by the Jaccard coefficient of the block co-citation paper's
-  Eq. 6 (:func:`relatedpages.similarity.anchor_similarity`); similar ⇔ ≥
+  Eq. 6 (:func:`relatedpages.scoring.similarity.anchor_similarity`); similar ⇔ ≥
   ``anchor_threshold`` (default 0.5: "Napoleon" ~ "Napoleon Series").  Only the anchors of
   pages in Link_to are read (the others cannot survive the cross reference).
 * **Output**: the hyperlinks themselves, ``(page v, anchor, target t, score)``, one per
@@ -43,8 +43,8 @@ from enum import Enum
 from filters.anchors import AnchorWords
 from relatedpages.baselines import Scored
 from relatedpages.baselines.extended import check_max_results, extended_cocitation
-from relatedpages.linkgraph import LinkGraph
-from relatedpages.similarity import anchor_similarity
+from relatedpages.store.linkgraph import LinkGraph
+from relatedpages.scoring.similarity import anchor_similarity
 
 #: Jaccard coefficient of anchor word sets at or above which two anchors are "similar".
 ANCHOR_THRESHOLD_DEFAULT = 0.5

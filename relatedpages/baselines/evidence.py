@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from relatedpages.linkgraph import LinkGraph
+from relatedpages.store.linkgraph import LinkGraph
 
 EVIDENCE_LIMIT_DEFAULT = 3
 #: Shared parents examined for their link positions (the closest are kept among them).

@@ -66,7 +66,7 @@ from relatedpages.baselines.companion import (
     MAX_PARENTS_DEFAULT,
     SIBLINGS_PER_PARENT_DEFAULT,
 )
-from relatedpages.linkgraph import LinkGraph
+from relatedpages.store.linkgraph import LinkGraph
 
 IntArray = npt.NDArray[np.int32]
 

@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from relatedpages.baselines import Scored
 from relatedpages.baselines.sfp import AuthorityReason, GeneratedGraphParams, raw_generated_graphs, edge_keys
-from relatedpages.linkgraph import LinkGraph
+from relatedpages.store.linkgraph import LinkGraph
 
 FILTER_THRESHOLD_DEFAULT = 5  # paper 004 §4: "the filter threshold is set to be 5" (Kleinberg's m)
 ITERATIONS_DEFAULT = 20  # paper 004 §4: "the iterating turn is set to be 20"

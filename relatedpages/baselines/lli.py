@@ -59,7 +59,7 @@ from relatedpages.baselines.extended import (
     page_source,
     rank,
 )
-from relatedpages.linkgraph import LinkGraph
+from relatedpages.store.linkgraph import LinkGraph
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -18,7 +18,7 @@ from relatedpages.baselines.companion import CompanionParams, companion
 from relatedpages.baselines.dh_cocitation import DHCocitationParams, dh_cocitation
 from relatedpages.baselines.extended import ExtendedCocitationParams, extended_cocitation
 from relatedpages.baselines.lli import LLIParams, lli
-from relatedpages.linkgraph import LinkGraph
+from relatedpages.store.linkgraph import LinkGraph
 
 
 @dataclass(frozen=True)

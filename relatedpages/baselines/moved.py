@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from relatedpages.linkgraph import LinkGraph
+from relatedpages.store.linkgraph import LinkGraph
 
 ANCHOR_WEIGHT_DEFAULT = 1.0  # ours: anchor and position evidence count alike
 POSITION_WEIGHT_DEFAULT = 1.0  # ours

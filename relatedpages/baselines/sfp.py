@@ -56,7 +56,7 @@ from urllib.parse import urlsplit
 import numpy as np
 import numpy.typing as npt
 
-from relatedpages.linkgraph import KeyKind, LinkGraph
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """``relatedpages verify --db DIR``: check a database (related pages or a link index) in full.
 
 Every partition's size, sha256 and record count against the manifest, and the order,
-uniqueness and partition of its keys (:func:`relatedpages.db.check_database`).
+uniqueness and partition of its keys (:func:`relatedpages.store.db.check_database`).
 Prints one line per fault, naming the partition, and exits 1 on any fault; a sound
 database prints its summary and exits 0.  Use it after copying a database between
 machines.  Every build (``relatedpages build``, ``scripts/nightly``, ``linkgraph``) runs
@@ -23,10 +23,11 @@ def add_parser(commands: Any) -> None:
         "verify", help="check every checksum and the key order of a database")
     verify.add_argument("--db", required=True, metavar="DIR",
                         help="a related-pages database or a link index")
+    verify.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from relatedpages.db import check_database, read_manifest
+    from relatedpages.store.db import check_database, read_manifest
 
     path = Path(args.db)
     if not path.exists():

@@ -2,7 +2,7 @@
 PageRank (issue 10, item 4).
 
 Both are variants of the default preset, computed with the oracle
-(:func:`relatedpages.reference.reference_related`) so that they are exactly the product
+(:func:`relatedpages.scoring.reference.reference_related`) so that they are exactly the product
 plus one change, and scored by the same code as ``relatedpages eval related`` and
 ``relatedpages eval topics``:
 

@@ -9,7 +9,7 @@ Protocol (every choice is printed with the report):
    ``awesomehub/awesomehub.warc.gz`` and the pages of ``web/aeb-pages.warc.gz`` and
    ``web/trafilatura-pages.warc.gz``, segmented and cached per process by
    :func:`relatedpages.evaluation.related.load_corpus_file` (a hub list's record wins over a
-   web page of the same URL, as there), as a :class:`~relatedpages.linkgraph.LinkGraph` with
+   web page of the same URL, as there), as a :class:`~relatedpages.store.linkgraph.LinkGraph` with
    URL names built by :func:`relatedpages.evaluation.related.link_graph_of` (every record's
    out-links in block order with anchors, ``LinkGraph.from_pages``: what
    ``relatedpages moved --old`` reads from a crawl-built link index).
@@ -72,7 +72,7 @@ import numpy as np
 from relatedpages.baselines.moved import MovedParams, MovedReason, moved
 
 if TYPE_CHECKING:
-    from relatedpages.linkgraph import LinkGraph
+    from relatedpages.store.linkgraph import LinkGraph
 
 logger = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ def choose_moves(
 def simulate_move(old: LinkGraph, case: MoveCase, fraction: float) -> LinkGraph:
     """The new crawl of step 3, by patching ``old``'s arrays: X unfetched, X' appended and
     fetched with X's out-links, the updated parents' links to X retargeted to X'."""
-    from relatedpages.linkgraph import LinkGraph
+    from relatedpages.store.linkgraph import LinkGraph
 
     node = old.id_of(case.url)
     if node is None or not old.crawled[node]:

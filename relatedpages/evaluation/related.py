@@ -26,9 +26,9 @@ Protocol (every choice is printed with the report):
    record of a URL wins).  The segmentation of each corpus file is cached in memory for the
    process (~20 s for the three files).
 4. **Algorithms**, on the same index: block co-citation by the in-memory oracle
-   ``relatedpages.reference.reference_related`` (equal to ``jobs.related``, proven by
+   ``relatedpages.scoring.reference.reference_related`` (equal to ``jobs.related``, proven by
    tests) with the paper's defaults (S = 80, λ = 8, r = 9, N = 10, M = 15) except T;
-   traditional co-citation by ``relatedpages.cocitation.reference_cocitation`` (equal to
+   traditional co-citation by ``relatedpages.scoring.cocitation.reference_cocitation`` (equal to
    ``jobs.cocitation``) with BF = 8, M = 15 and a minimum co-citation degree.  The mrjob
    chains are not run (same output, much slower on one machine).
 5. **Thresholds**: the paper's T = 4.0 is tuned for 37.5 M pages; on this corpus a pair is
@@ -72,9 +72,9 @@ Protocol (every choice is printed with the report):
    ``companion``, ``dh-cocitation`` (Dean & Henzinger), ``extended-cocitation`` and ``lli``
    (Hou & Zhang), run on a connectivity server built from the *same index pages*: each index
    record's out-links in block order with anchors and block numbers, exactly as
-   ``jobs.linkgraph`` / :func:`relatedpages.linkindex.page_out_links` store them (all links
+   ``jobs.linkgraph`` / :func:`relatedpages.store.linkindex.page_out_links` store them (all links
    of the page: these methods read whole pages, unfiltered), as a
-   :class:`relatedpages.linkgraph.LinkGraph` with URL names.  Every method is asked for
+   :class:`relatedpages.store.linkgraph.LinkGraph` with URL names.  Every method is asked for
    every test page (a test page is always a node: an index page links to it) with its
    module's defaults — the papers' values — except ``max_results`` = k (the papers return
    10; k = 15 = M makes P@15 compare like with like).  An empty answer is a missing result
@@ -88,7 +88,7 @@ Protocol (every choice is printed with the report):
    edges as same-host and extended co-citation finds every parent intrinsic.  DESIGN.md's
    site identity (:func:`filters.site.site_of`: ``github.com/<owner>`` is a site, as for
    the link filters of the two algorithms above) is the default
-   (:data:`BASELINE_HOSTS_DEFAULT`, :class:`relatedpages.linkgraph.HostRule`, the link
+   (:data:`BASELINE_HOSTS_DEFAULT`, :class:`relatedpages.store.linkgraph.HostRule`, the link
    graph's default too, so ``relatedpages query --links`` answers as this table scores); a
    second view scores the baselines with URL host names, as in 1999.
 
@@ -114,11 +114,11 @@ from typing import TYPE_CHECKING, Any
 from lxml import etree
 
 from relatedpages.baselines.methods import PAGE_METHODS
-from relatedpages.linkgraph import HostRule
+from relatedpages.store.linkgraph import HostRule
 
 if TYPE_CHECKING:
     from relatedpages.baselines import Answer
-    from relatedpages.linkgraph import LinkGraph
+    from relatedpages.store.linkgraph import LinkGraph
 
 logger = logging.getLogger(__name__)
 
@@ -274,7 +274,7 @@ def load_corpus_file(path: str, parse_lists: bool = False) -> CorpusFile:
     if asked, parse each page as a hub list.  Cached for the process: treat as read-only."""
     from filters.site import site_of
     from filters.urls import normalise_url
-    from relatedpages.ingest import Page, read_pages
+    from relatedpages.corpus.ingest import Page, read_pages
     from segmenter import blocks_as_json, segment_bytes
     from segmenter.decode import decode_html
 
@@ -548,7 +548,7 @@ def link_graph_of(
     records: Iterable[Mapping[str, Any]], hosts: HostRule = BASELINE_HOSTS_DEFAULT
 ) -> LinkGraph:
     """The connectivity server of segment records: every record's out-links in block order
-    with anchor and block number (:func:`relatedpages.linkindex.page_out_links`, the rule of
+    with anchor and block number (:func:`relatedpages.store.linkindex.page_out_links`, the rule of
     ``jobs.linkgraph``), URL names, and "hosts" by ``hosts``.
 
     >>> g = link_graph_of([{"url": "https://github.com/me/list", "site": "github.com/me",
@@ -564,8 +564,8 @@ def link_graph_of(
     >>> len(set(link_graph_of([], HostRule.URL_HOST).hosts))
     0
     """
-    from relatedpages.linkgraph import KeyKind, LinkGraph
-    from relatedpages.linkindex import LinkEvent, page_out_links
+    from relatedpages.store.linkgraph import KeyKind, LinkGraph
+    from relatedpages.store.linkindex import LinkEvent, page_out_links
 
     events: dict[LinkEvent, int] = {}
     pages = []
@@ -862,11 +862,11 @@ def evaluate_index(
     reference row (:mod:`relatedpages.evaluation.naive`)."""
     from filters.anchors import AnchorWords
     from filters.links import LinkFilterParams
-    from relatedpages.cocitation import CocitationParams, reference_cocitation
+    from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
     from relatedpages.evaluation.naive import NAIVE, naive_section_related
-    from relatedpages.reference import reference_related
+    from relatedpages.scoring.reference import reference_related
     from relatedpages.scoring.options import preset_link_params
-    from relatedpages.similarity import SimilarityParams, preset_params
+    from relatedpages.scoring.similarity import SimilarityParams, preset_params
 
     check_parameters(t=t, min_degree=min_degree, min_citing=min_citing, t_sweep=t_sweep,
                      min_degree_sweep=min_degree_sweep, k=k, baselines=baselines)
@@ -959,8 +959,8 @@ def evaluate_index(
         "cocitation": {"min_degree": min_degree, "bf": CocitationParams().bf, "m": k},
         "baselines": {name: describe_params(baseline_params(name, k)) for name in baselines},
         "baseline_hosts": baseline_hosts.value,
-        "engine": "in-memory oracles (relatedpages.reference.reference_related, "
-                  "relatedpages.cocitation.reference_cocitation), not the mrjob chains"
+        "engine": "in-memory oracles (relatedpages.scoring.reference.reference_related, "
+                  "relatedpages.scoring.cocitation.reference_cocitation), not the mrjob chains"
                   + ("; baselines: relatedpages.baselines on a LinkGraph of the index pages"
                      if baselines else ""),
     }

@@ -108,7 +108,7 @@ class TopicWeb:
 def load_topic_web(crawl: str | Path) -> TopicWeb:
     """Segment ``crawl`` and pick its test pages (module doc, steps 1-2)."""
     from filters.site import site_of
-    from relatedpages.generate import read_topics
+    from relatedpages.corpus.generate import read_topics
 
     site_topics = read_topics(crawl)
     corpus = load_corpus_file(str(crawl), True)
@@ -127,11 +127,11 @@ def load_topic_web(crawl: str | Path) -> TopicWeb:
 def evaluate_topics(crawl: str | Path, k: int = TOP_K) -> TopicEvaluation:
     """Every row of the module docstring on one generated crawl (with its sidecar)."""
     from filters.anchors import AnchorWords
-    from relatedpages.cocitation import CocitationParams, reference_cocitation
+    from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
     from relatedpages.evaluation.naive import NAIVE, naive_section_related
-    from relatedpages.reference import reference_related
+    from relatedpages.scoring.reference import reference_related
     from relatedpages.scoring.options import preset_link_params
-    from relatedpages.similarity import preset_params
+    from relatedpages.scoring.similarity import preset_params
 
     started = time.monotonic()
     web = load_topic_web(crawl)

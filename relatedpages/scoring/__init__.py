@@ -1,1 +1,3 @@
-"""How pages are related: the block co-citation chain's parameters and presets."""
+"""How pages are related: block co-citation's similarity (``similarity``), its in-memory
+oracle (``reference``), traditional co-citation (``cocitation``), the fallback that fills
+short lists (``fallback``) and the chain's options and presets (``options``)."""

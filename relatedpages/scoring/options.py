@@ -4,7 +4,7 @@
 / ``scripts/nightly`` with argparse's ``add_argument`` (same signature), so
 ``relatedpages build --help`` lists every parameter of the chain with the job's own help
 text, and a bad value is refused before any work starts.  The values live in
-:mod:`relatedpages.similarity` (``*_DEFAULT``, the presets) and :mod:`filters.links`.
+:mod:`relatedpages.scoring.similarity` (``*_DEFAULT``, the presets) and :mod:`filters.links`.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from enum import Enum
 from typing import Any
 
 from filters.links import LinkFilterParams
-from relatedpages import similarity as sim
+from relatedpages.scoring import similarity as sim
 
 #: One switch per link filter, named after LinkFilterParams' boolean fields.
 FILTER_SWITCHES = tuple(

@@ -57,7 +57,7 @@ from typing import Any, Protocol
 
 from filters.anchors import AnchorWords
 from filters.links import FilterEvent, FilteredLink, LinkFilterParams, filter_blocks
-from relatedpages.similarity import EVIDENCE_DEFAULT, M_DEFAULT, RelatedEntry
+from relatedpages.scoring.similarity import EVIDENCE_DEFAULT, M_DEFAULT, RelatedEntry
 
 #: BF: a link's siblings are the links at most BF/2 positions before or after it.
 BF_DEFAULT = 8

@@ -22,7 +22,7 @@ On disk, a database is a folder::
 * The partition of a URL is ``zlib.crc32(url.encode("utf-8")) % partitions``
   (:func:`partition_of`) — never Python's ``hash()``, which is salted per process.
 
-The same format holds a *link index* (algorithm ``links``, :mod:`relatedpages.linkindex`):
+The same format holds a *link index* (algorithm ``links``, :mod:`relatedpages.store.linkindex`):
 one record per node, ``key → {"out": [[href, anchor, block], …], "in": [source, …],
 "crawled": bool}``; its keys are normalised URLs, or node ids stored as given
 (``build_database(..., normalise_keys=False)``; the manifest's ``key`` says which).
@@ -109,7 +109,7 @@ FORMAT_NAME = "relatedpages-db"
 MANIFEST_NAME = "manifest.json"
 #: The related-pages algorithms (what ``relatedpages build`` and the pipeline can run).
 ALGORITHMS = ("block", "cocitation")
-#: The algorithm name of a link index (relatedpages.linkindex): one link record per node.
+#: The algorithm name of a link index (relatedpages.store.linkindex): one link record per node.
 LINKS_ALGORITHM = "links"
 #: Every algorithm :func:`build_database` accepts.
 DATABASE_ALGORITHMS = (*ALGORITHMS, LINKS_ALGORITHM)
@@ -882,7 +882,7 @@ class PartitionedDB(ABC, Generic[V]):
     The lookup machinery of every kind of database (the module doc): subclasses say
     which manifest algorithms they read (:attr:`ACCEPTS`) and how a value decodes
     (:meth:`_decode_value`): :class:`RelatedPagesDB` (related lists) and
-    ``relatedpages.linkindex.LinkIndexDB`` (link records).  A database of another
+    ``relatedpages.store.linkindex.LinkIndexDB`` (link records).  A database of another
     algorithm is refused at open with ``not a relatedpages database``.
     """
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from relatedpages.similarity import micro
+from relatedpages.scoring.similarity import micro
 
 AUX_TAG = "0"
 #: Sorts after AUX_TAG and before PAIR_TAG: one per (raw block, href), for popularity.

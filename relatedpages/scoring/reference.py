@@ -7,7 +7,7 @@ Reducer2) must reproduce exactly.  Its output has the job's output shape::
     {url: [[related_url, ts, [[citing_site, ds], ...]], ...], ...}
 
 best first, at most M entries, each ts >= T; pages without related pages are absent;
-keys in URL order.  All arithmetic comes from :mod:`relatedpages.similarity`.
+keys in URL order.  All arithmetic comes from :mod:`relatedpages.scoring.similarity`.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from relatedpages.similarity import (
+from relatedpages.scoring.similarity import (
     LinkLike,
     RelatedEntry,
     SimilarityParams,
@@ -51,7 +51,7 @@ def related_from_filtered(
     counted over every filtered block of every page (Eq. 13).  A page's popularity (the
     evidence tie-break of the default preset) is the number of sites whose blocks link it
     at most ``template`` times (more often: their template), counted over ``raw``
-    (citing site, :func:`~relatedpages.similarity.raw_counts` of its blocks before the
+    (citing site, :func:`~relatedpages.scoring.similarity.raw_counts` of its blocks before the
     filters) — or over the filtered blocks when ``raw`` is not given.
     """
     in_p: Counter[str] = Counter()

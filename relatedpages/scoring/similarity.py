@@ -3,7 +3,7 @@
 Pure functions over *filtered* blocks: a block is a sequence of links, each with the
 attributes of :class:`LinkLike` (``url``, ``site``, ``words``, ``pos``).  Nothing here
 imports mrjob or the link filters, so the MapReduce job (``jobs.related``) and the
-in-memory oracle (:mod:`relatedpages.reference`) share exactly the same arithmetic.
+in-memory oracle (:mod:`relatedpages.scoring.reference`) share exactly the same arithmetic.
 
 Determinism.  The job must produce byte-identical output whatever grouping and order
 its reducers see values in, on every runner.  The rules that guarantee it:

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 ENV_VAR = "RELATEDPAGES_SHARED_DATA"
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def shared_data_dir() -> Path:

@@ -2,7 +2,7 @@
 
 Dean & Henzinger's Companion and Cocitation run on a *connectivity server* that answers
 "out-links of u" and "in-links of u" (DESIGN.md, "Baselines").  Its on-disk form is a
-database of :mod:`relatedpages.db` (64 crc32 partitions of sorted ``key<TAB>json`` lines,
+database of :mod:`relatedpages.store.db` (64 crc32 partitions of sorted ``key<TAB>json`` lines,
 manifest with sha256, atomic build) whose manifest algorithm is ``links`` and whose
 parameters say what the keys are (``"keys": "url"`` or ``"id"``).  One record per node::
 
@@ -37,7 +37,7 @@ Three ways in, one format:
   tests, and enough for small crawls.
 
 Query-time form: :func:`load_link_graph` reads every partition into a
-:class:`relatedpages.linkgraph.LinkGraph` (numpy CSR arrays).  Node numbers follow the
+:class:`relatedpages.store.linkgraph.LinkGraph` (numpy CSR arrays).  Node numbers follow the
 sorted keys — numerically when every key is a canonical decimal integer (so node ``i``
 of ``cnr-2000`` is id ``"i"``), by code points otherwise — so a graph loaded from an
 index does not depend on the partitioning.  :func:`graph_from_edge_list` builds the same
@@ -63,7 +63,7 @@ from typing import IO, Any
 import numpy as np
 
 from filters.urls import normalise_url
-from relatedpages.db import (
+from relatedpages.store.db import (
     LINKS_ALGORITHM,
     PARTITIONS,
     DatabaseError,
@@ -75,7 +75,7 @@ from relatedpages.db import (
     is_link_record,
     partition_name,
 )
-from relatedpages.linkgraph import Interner, KeyKind, LinkGraph
+from relatedpages.store.linkgraph import Interner, KeyKind, LinkGraph
 
 logger = logging.getLogger(__name__)
 
@@ -330,7 +330,7 @@ def import_edge_list(
 
     ``keys``: ``"url"``, ``"id"`` or ``"auto"``.  Memory holds the interned names and the
     edges as int32 arrays while the records are streamed into
-    :func:`relatedpages.db.build_database` (cnr-2000, 3.2 M edges: ~12 s, peak RSS
+    :func:`relatedpages.store.db.build_database` (cnr-2000, 3.2 M edges: ~12 s, peak RSS
     ~210 MB, a 94 MB database).
     """
     started = time.monotonic()

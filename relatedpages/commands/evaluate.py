@@ -1,0 +1,241 @@
+"""``relatedpages eval segmentation|related|topics|moved``: the evaluations, each a thin
+shell over :mod:`relatedpages.evaluation` (tables on stdout, figures as PNGs, ``--json``)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from relatedpages.commands.common import EXIT_OK, UsageError, adjust_params, shared_data_folder
+from segmenter.adjust import AdjustParams, add_adjust_options
+
+
+def add_parser(commands: Any) -> None:
+    evaluate = commands.add_parser("eval", help="evaluations")
+    evals = evaluate.add_subparsers(dest="evaluation", required=True)
+    seg_eval = evals.add_parser("segmentation", help="E/I-precision against human block annotations")
+    seg_eval.add_argument("folder", metavar="DIR", help="e.g. ../shared/data/segmentation/kreuzer-random")
+    seg_eval.add_argument("--plot", default="segmentation-block-sizes.png",
+                          help="where to write the block-size distribution (Fig. 4). Default: %(default)s")
+    seg_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    seg_eval.add_argument("--sweep-t1", metavar="V,V,…",
+                          help="evaluate these T1 values instead (how T1 is chosen: on the "
+                               "development split unless --split says otherwise)")
+    seg_eval.add_argument("--split", choices=("dev", "test", "all"),
+                          help="which annotated pages: the development or test half of the "
+                               "sites (--seed), or all. Default: test for the table, dev for "
+                               "--sweep-t1")
+    seg_eval.add_argument("--seed", type=int, default=1,
+                          help="seed of the split by site. Default: %(default)s")
+    seg_eval.add_argument("--worst", type=int, default=10, metavar="N",
+                          help="list the N pages with the lowest I-precision (0: none). "
+                               "Default: %(default)s")
+    add_adjust_options(seg_eval.add_argument)
+    seg_eval.set_defaults(run=run_segmentation)
+    _add_related(evals)
+    _add_moved(evals)
+    topics = evals.add_parser(
+        "topics", help="related pages graded by topic on generated webs (the second ground truth)")
+    topics.add_argument("--pages", default="10000", metavar="N,N,…",
+                        help="generated web sizes. Default: %(default)s")
+    topics.add_argument("--seed", type=int, default=2,
+                        help="generator seed (the default preset was chosen on seed 7). "
+                             "Default: %(default)s")
+    topics.add_argument("--crawl", action="append", default=[], metavar="FILE",
+                        help="grade this generated crawl (with its .topics.tsv) instead")
+    topics.add_argument("--plot", default="related-topics.png",
+                        help="P@15 per topic (Fig. 11). Default: %(default)s")
+    topics.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    topics.set_defaults(run=run_topics)
+
+
+def _add_related(evals: Any) -> None:
+    from relatedpages.evaluation import related as rel
+
+    rel_eval = evals.add_parser(
+        "related", help="block co-citation vs co-citation on held-out hub lists (Fig. 10)")
+    rel_eval.add_argument("data", metavar="DATA_DIR", help="the shared data, e.g. ../shared/data")
+    rel_eval.add_argument("--holdout", type=float, default=rel.HOLDOUT_DEFAULT,
+                          help="fraction of whole hub lists held out. Default: %(default)s")
+    rel_eval.add_argument("--seed", type=int, default=rel.SEED_DEFAULT,
+                          help="seed of the hold-out draw. Default: %(default)s")
+    rel_eval.add_argument("--t", type=float, default=rel.T_EVAL_DEFAULT,
+                          help="block co-citation threshold T. Default: %(default)s")
+    rel_eval.add_argument("--min-degree", type=int, default=rel.MIN_DEGREE_EVAL_DEFAULT,
+                          help="co-citation minimum degree. Default: %(default)s")
+    rel_eval.add_argument("--min-citing", type=int, default=rel.MIN_CITING_DEFAULT,
+                          help="test pages are linked from at least this many index pages. "
+                               "Default: %(default)s")
+    rel_eval.add_argument("--sweep-t", default=",".join(f"{v:g}" for v in rel.T_SWEEP_DEFAULT),
+                          metavar="V,V,…",
+                          help="T values of the sensitivity table. Default: %(default)s")
+    rel_eval.add_argument("--sweep-min-degree", metavar="V,V,…",
+                          default=",".join(str(v) for v in rel.MIN_DEGREE_SWEEP_DEFAULT),
+                          help="min-degree values of the sensitivity table. Default: %(default)s")
+    rel_eval.add_argument("--lists", type=int, metavar="N",
+                          help="use only N hub lists (deterministic sample; quick runs)")
+    rel_eval.add_argument("--baselines", metavar="NAME,…|all|none", default="all",
+                          help="page-level baselines scored beside them on a link graph of "
+                               f"the same index pages ({', '.join(rel.BASELINES)}). "
+                               "Default: %(default)s")
+    rel_eval.add_argument("--plot", default="related-rscore.png",
+                          help="where to write the R-score curve (Fig. 10). Default: %(default)s")
+    rel_eval.add_argument("--plot-categories", default="related-categories.png",
+                          help="where to write the R-score per category of the held-out lists "
+                               "(Fig. 11). Default: %(default)s")
+    rel_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    rel_eval.set_defaults(run=run_related)
+
+
+def _add_moved(evals: Any) -> None:
+    from relatedpages.evaluation import moved as mv
+
+    moved_eval = evals.add_parser(
+        "moved", help="Spertus's moved-page finder on simulated moves in the real corpus")
+    moved_eval.add_argument("data", metavar="DATA_DIR", help="the shared data, e.g. ../shared/data")
+    moved_eval.add_argument("--pages", type=int, default=mv.PAGES_DEFAULT, metavar="N",
+                            help="pages moved, one per simulated new crawl (all eligible pages "
+                                 "when fewer). Default: %(default)s")
+    moved_eval.add_argument("--seed", type=int, default=mv.SEED_DEFAULT,
+                            help="seed of the draw of pages and updated parents. Default: %(default)s")
+    moved_eval.add_argument("--updated", type=float, default=mv.UPDATED_DEFAULT, metavar="F",
+                            help="share of a moved page's parents that link to its new URL "
+                                 "(at least one; the others keep the stale link). The report "
+                                 "also sweeps F over "
+                                 f"{', '.join(f'{v:g}' for v in mv.UPDATED_SWEEP_DEFAULT)}. "
+                                 "Default: %(default)s")
+    moved_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    moved_eval.set_defaults(run=run_moved)
+
+
+def run_segmentation(args: argparse.Namespace) -> int:
+    from relatedpages.evaluation import segmentation as seg_eval
+
+    folder = Path(args.folder)
+    if not (folder / "mapping.txt").is_file():
+        raise UsageError(f"{folder}: not an annotated data set (no mapping.txt)")
+    if args.sweep_t1:
+        base = adjust_params(args)
+        try:
+            values = [float(v) for v in args.sweep_t1.split(",") if v.strip()]
+            for value in values:
+                AdjustParams(t1=value)
+        except ValueError as error:
+            raise UsageError(f"--sweep-t1: {error}") from error
+        split = args.split or "dev"
+        print(f"pages: {split}" + ("" if split == "all" else f" (seed {args.seed})"))
+        print(f"{'T1':>5}{'blocks':>8}{'E judged':>10}{'I judged':>10}{'E strict':>10}{'I strict':>10}")
+        for t1, evaluation in seg_eval.sweep_t1(folder, values, base, split, args.seed):
+            print(f"{t1:>5.2f}{evaluation.after_strict.blocks:>8}"
+                  f"{100 * evaluation.after.e_precision:>10.1f}{100 * evaluation.after.i_precision:>10.1f}"
+                  f"{100 * evaluation.after_strict.e_precision:>10.1f}"
+                  f"{100 * evaluation.after_strict.i_precision:>10.1f}")
+        return EXIT_OK
+    evaluation = seg_eval.evaluate(folder, adjust_params(args), args.split or "test", args.seed)
+    print(seg_eval.format_table(evaluation))
+    if args.worst > 0:
+        print("\n" + seg_eval.worst_pages(evaluation, args.worst))
+    plot = Path(args.plot)
+    seg_eval.plot_block_sizes(evaluation, plot)
+    print(f"block-size distribution (Fig. 4): {plot}")
+    if args.json:
+        print(seg_eval.evaluation_as_json(evaluation))
+    return EXIT_OK
+
+
+def run_related(args: argparse.Namespace) -> int:
+    from relatedpages.evaluation import categories as cat
+    from relatedpages.evaluation import related as rel
+
+    data = shared_data_folder(args.data)
+    try:
+        t_sweep = [float(v) for v in args.sweep_t.split(",") if v.strip()]
+        degree_sweep = [int(v) for v in args.sweep_min_degree.split(",") if v.strip()]
+    except ValueError as error:
+        raise UsageError(f"--sweep-t / --sweep-min-degree: {error}") from error
+    try:
+        baselines = rel.parse_baselines(args.baselines)
+    except ValueError as error:
+        raise UsageError(f"--baselines: {error}") from error
+    settings = dict(holdout=args.holdout, t=args.t, min_degree=args.min_degree,
+                    min_citing=args.min_citing, t_sweep=t_sweep,
+                    min_degree_sweep=degree_sweep, max_lists=args.lists, baselines=baselines)
+    try:
+        rel.check_parameters(**settings)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+    print("segmenting the corpus and running the oracles and baselines (about two minutes) …",
+          file=sys.stderr, flush=True)
+    evaluation = rel.evaluate(data, seed=args.seed, **settings)
+    print(rel.format_report(evaluation))
+    plot = Path(args.plot)
+    rel.plot_rscore(evaluation, plot)
+    print(f"R-score curve (Fig. 10): {plot}")
+    category_file = data / cat.CATEGORIES_PATH
+    rows = []
+    if category_file.is_file():
+        names = cat.default_names(evaluation)
+        rows = cat.category_rows(evaluation, cat.read_categories(category_file))
+        print("\n" + cat.format_categories(rows, names))
+        cat.plot_categories(rows, names, Path(args.plot_categories))
+        print(f"R-score per category (Fig. 11): {args.plot_categories}")
+    if args.json:
+        print(rel.evaluation_as_json(evaluation, categories=cat.as_dict(rows)))
+    return EXIT_OK
+
+
+def run_topics(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from relatedpages.evaluation import topics as top
+    from relatedpages.corpus.generate import generate_crawl
+
+    try:
+        sizes = [int(v) for v in args.pages.split(",") if v.strip()]
+    except ValueError as error:
+        raise UsageError(f"--pages: {error}") from error
+    if any(size < 100 for size in sizes) and not args.crawl:
+        raise UsageError("--pages: generate at least 100 pages")
+    evaluations = []
+    with tempfile.TemporaryDirectory(prefix="relatedpages-topics-") as folder:
+        crawls = [Path(path) for path in args.crawl]
+        for size in ([] if args.crawl else sizes):
+            crawl = Path(folder) / f"web-{size}-seed{args.seed}.warc.gz"
+            print(f"generating {size} pages (seed {args.seed}) …", file=sys.stderr, flush=True)
+            generate_crawl(crawl, pages=size, seed=args.seed)
+            crawls.append(crawl)
+        for crawl in crawls:
+            if not crawl.is_file():
+                raise UsageError(f"no such crawl: {crawl}")
+            evaluation = top.evaluate_topics(crawl)
+            evaluations.append(evaluation)
+            print(top.format_topics(evaluation) + "\n")
+    plot = Path(args.plot)
+    top.plot_topics(evaluations, plot)
+    print(f"P@15 per topic (Fig. 11): {plot}")
+    if args.json:
+        print(json.dumps([top.as_dict(e) for e in evaluations]))
+    return EXIT_OK
+
+
+def run_moved(args: argparse.Namespace) -> int:
+    from relatedpages.evaluation import moved as mv
+
+    data = shared_data_folder(args.data)
+    if args.pages < 2:
+        raise UsageError(f"--pages must be >= 2 (each move's control is another moved page), got {args.pages}")
+    try:
+        mv.check_fraction(args.updated)
+    except ValueError as error:
+        raise UsageError(f"--updated: {error}") from error
+    print("segmenting the corpus and simulating the moves (about a minute) …",
+          file=sys.stderr, flush=True)
+    evaluation = mv.evaluate(data, pages=args.pages, seed=args.seed, updated=args.updated)
+    print(mv.format_report(evaluation))
+    if args.json:
+        print(mv.evaluation_as_json(evaluation))
+    return EXIT_OK
+
+

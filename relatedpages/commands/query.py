@@ -1,0 +1,303 @@
+"""``relatedpages query``: related pages of URLs, from a database (``--db``, as built) or
+from a link index with one of the literature's page-level methods (``--links
+--algorithm``), as a table or one JSON object per query; every result with its evidence."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from typing import Any
+
+from relatedpages.commands.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    graph_name,
+    load_graph,
+    one_line,
+    query_lines,
+)
+
+
+def add_parser(commands: Any) -> None:
+    query = commands.add_parser(
+        "query", help="related pages of URLs, from a database (--db) or a link index (--links)")
+    query.add_argument("urls", nargs="*", metavar="URL")
+    source = query.add_mutually_exclusive_group(required=True)
+    source.add_argument("--db", help="database folder (block co-citation or co-citation)")
+    source.add_argument("--links", metavar="DIR",
+                        help="link index folder (relatedpages linkgraph import|build): answer with "
+                             "one of the literature's methods, --algorithm")
+    query.add_argument("--json", action="store_true", help="one JSON object per query")
+    query.add_argument("--input", metavar="FILE", help="read URLs from FILE, one per line (- = stdin)")
+    query.add_argument("--verify", action="store_true",
+                       help="--db: check every partition's checksum before answering (as "
+                            "relatedpages verify; reads the whole database once)")
+    _add_baseline_query_options(query)
+    query.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_query_links(args) if args.links else run_query(args)
+
+
+def run_query(args: argparse.Namespace) -> int:
+    from filters.urls import normalise_url
+    from relatedpages.store.db import DatabaseError, RelatedPagesDB
+
+    given = _given_baseline_flags(args)
+    if given:
+        raise UsageError(f"{', '.join(given)}: only with --links (a --db database answers with the "
+                         "algorithm it was built with)")
+    urls = query_lines(args)
+    try:
+        database = RelatedPagesDB(args.db, verify="full" if args.verify else "sizes")
+    except DatabaseError as error:
+        print(f"relatedpages: error: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+    status = EXIT_OK
+    with database:
+        for query in urls:
+            url = normalise_url(query)
+            if url is None:
+                print(f"relatedpages: error: malformed URL: {query}", file=sys.stderr)
+                status = EXIT_USAGE
+                continue
+            found = database.find(url)
+            matched, related = found if found is not None else (None, None)
+            if args.json:
+                print(json.dumps({
+                    "query": query, "url": url, "found": related is not None,
+                    "matched": matched,
+                    "related": [{"url": r.url, "score": r.score,
+                                 "evidence": [list(e) for e in r.evidence],
+                                 **({"fallback": r.fallback} if r.fallback else {})}
+                                for r in related or []],
+                }, ensure_ascii=False))
+            else:
+                _print_related(query, matched or url, related)
+    return status
+
+
+def _print_related(query: str, url: str, related: list[Any] | None) -> None:
+    print(f"\n{url}" + ("" if url == query else f"   (query: {query})"))
+    if related is None:
+        print("  not in the database")
+        return
+    if not related:
+        print("  no related pages")
+    whole = bool(related) and related[0].fallback is not None
+    if whole:
+        print(f"  (no block evidence: answered by {related[0].fallback})")
+    for rank, item in enumerate(related, 1):
+        sites = ", ".join(evidence[0] for evidence in item.evidence)
+        filled = f"  (filled by {item.fallback})" if item.fallback and not whole else ""
+        print(f"  {rank:>2}. {item.score:>8.3f}  {item.url}   [{sites}]{filled}")
+        if item.evidence and len(item.evidence[0]) == 4:
+            _, _, citing, text = item.evidence[0]
+            print(f"{'':>14}via {citing}" + (f"  «{one_line(text)}»" if text else ""))
+
+
+def _baseline_algorithms() -> tuple[str, ...]:
+    """``query --links --algorithm``: the page-level methods (relatedpages.baselines.methods)."""
+    from relatedpages.baselines.methods import PAGE_METHODS
+
+    return tuple(PAGE_METHODS)
+
+
+# Query flag → the parameter it sets, per algorithm (a flag an algorithm lacks is a usage
+# error, not silently ignored).
+_QUERY_FLAGS: dict[str, dict[str, str]] = {
+    "companion": {"parents": "max_parents", "siblings": "siblings_per_parent", "children": "max_children",
+                  "coparents": "coparents_per_child", "max_results": "max_results", "seed": "sample_seed"},
+    "dh-cocitation": {"parents": "max_parents", "siblings": "siblings_per_parent",
+                      "max_results": "max_results", "seed": "sample_seed"},
+    "extended-cocitation": {"parents": "parents", "siblings": "siblings", "children": "children",
+                            "coparents": "co_parents", "delta": "delta", "max_results": "max_results"},
+    "lli": {"parents": "parents", "siblings": "siblings", "children": "children", "coparents": "co_parents",
+            "epsilon": "epsilon", "delta": "delta", "max_results": "max_results"},
+}
+
+
+_STOPLIST_ALGORITHMS = ("companion", "dh-cocitation")
+
+
+def _baseline_params_classes() -> dict[str, Any]:
+    from relatedpages.baselines.methods import PAGE_METHODS
+
+    return {name: method.params for name, method in PAGE_METHODS.items()}
+
+
+def _field_default(params_class: Any, name: str) -> Any:
+    for item in dataclasses.fields(params_class):
+        if item.name == name:
+            return item.default
+    raise KeyError(name)
+
+
+def _defaults_text(flag: str, classes: dict[str, Any]) -> str:
+    """'Default: 2000' when every algorithm with the flag agrees, else one per algorithm —
+    read from the parameter classes, whose defaults are the modules' *_DEFAULT constants."""
+    values = {algorithm: _field_default(classes[algorithm], names[flag])
+              for algorithm, names in _QUERY_FLAGS.items() if flag in names}
+    distinct = set(values.values())
+    if len(distinct) == 1:
+        return f"Default: {distinct.pop()}"
+    return "Default: " + ", ".join(f"{value} ({algorithm})" for algorithm, value in values.items())
+
+
+def _add_baseline_query_options(query: argparse.ArgumentParser) -> None:
+    classes = _baseline_params_classes()
+    group = query.add_argument_group(
+        "with --links", "the literature's page-level methods; parameter defaults are the papers' values")
+    group.add_argument("--algorithm", choices=_baseline_algorithms(),
+                       help="companion, dh-cocitation (Dean & Henzinger), extended-cocitation, lli "
+                            "(Hou & Zhang). Required with --links")
+    flags = {
+        "max_results": ("--max-results", int, "N", "related pages per query"),
+        "parents": ("--parents", int, "B", "parents of the query page read (sampled beyond B)"),
+        "siblings": ("--siblings", int, "BF", "siblings taken around the link to u in each parent"),
+        "children": ("--children", int, "F", "children of the query page read"),
+        "coparents": ("--coparents", int, "FB", "co-parents read per child"),
+        "delta": ("--delta", float, "δ", "extended-cocitation: minimum co-citation degree; "
+                                         "lli: minimum cosine in the reduced space"),
+        "epsilon": ("--epsilon", float, "ε", "lli: singular-value gap choosing the rank k"),
+        "seed": ("--seed", int, "S", "seed of the parent sample when u has more than B parents"),
+    }
+    for flag, (option, kind, metavar, text) in flags.items():
+        users = ", ".join(a for a, names in _QUERY_FLAGS.items() if flag in names)
+        group.add_argument(option, type=kind, metavar=metavar, dest=f"param_{flag}",
+                           help=f"{text} [{users}]. {_defaults_text(flag, classes)}")
+    group.add_argument("--stoplist", metavar="FILE",
+                       help="pages and hosts that never enter the neighbourhood [companion, "
+                            "dh-cocitation]. Default: conf/stoplist.txt (companion), none (dh-cocitation)")
+    group.add_argument("--no-stoplist", action="store_true", help="no stoplist [companion, dh-cocitation]")
+    group.add_argument("--no-chop-urls", action="store_true",
+                       help="no restart on u's URL with path elements removed [dh-cocitation]")
+
+
+def _given_baseline_flags(args: argparse.Namespace) -> list[str]:
+    """The --links-only flags the command line sets (their defaults are None/False)."""
+    given = [f"--{name[len('param_'):].replace('_', '-')}" for name, value in vars(args).items()
+             if name.startswith("param_") and value is not None]
+    given += [f"--{name.replace('_', '-')}" for name in ("algorithm", "stoplist", "no_stoplist", "no_chop_urls")
+              if getattr(args, name, None)]
+    return given
+
+
+def baseline_params(args: argparse.Namespace) -> Any:
+    """The parameters of ``args.algorithm`` from the query flags (UsageError when a flag
+    does not apply to it, or a value is out of range)."""
+    algorithm = args.algorithm
+    names = _QUERY_FLAGS[algorithm]
+    values: dict[str, Any] = {}
+    for key, value in vars(args).items():
+        if not key.startswith("param_") or value is None:
+            continue
+        flag = key[len("param_"):]
+        if flag not in names:
+            raise UsageError(f"--{flag.replace('_', '-')} does not apply to {algorithm}")
+        if flag == "delta" and algorithm == "extended-cocitation":
+            if not float(value).is_integer():
+                raise UsageError("--delta of extended-cocitation is a co-citation degree, a whole number")
+            value = int(value)
+        values[names[flag]] = value
+    if args.stoplist or args.no_stoplist:
+        if algorithm not in _STOPLIST_ALGORITHMS:
+            raise UsageError(f"--stoplist/--no-stoplist do not apply to {algorithm}")
+        if args.stoplist and args.no_stoplist:
+            raise UsageError("--stoplist and --no-stoplist: choose one")
+        from relatedpages.baselines.companion import Stoplist
+
+        try:
+            values["stoplist"] = Stoplist.from_file(args.stoplist) if args.stoplist else Stoplist()
+        except OSError as error:
+            raise UsageError(f"--stoplist: {error}") from error
+        except ValueError as error:
+            raise UsageError(f"--stoplist {args.stoplist}: {error}") from error
+    if args.no_chop_urls:
+        if algorithm != "dh-cocitation":
+            raise UsageError(f"--no-chop-urls does not apply to {algorithm}")
+        values["chop_urls"] = False
+    try:
+        return _baseline_params_classes()[algorithm](**values)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+
+
+def _baseline_function(algorithm: str) -> Any:
+    from relatedpages.baselines.methods import PAGE_METHODS
+
+    return PAGE_METHODS[algorithm].answer
+
+
+def run_query_links(args: argparse.Namespace) -> int:
+    from relatedpages.baselines import NoAnswer
+    from relatedpages.baselines.evidence import link_evidence
+
+    if not args.algorithm:
+        raise UsageError(f"--links needs --algorithm ({'|'.join(_baseline_algorithms())})")
+    params = baseline_params(args)
+    urls = query_lines(args)
+    answer_for = _baseline_function(args.algorithm)
+    graph = load_graph(args.links, args.verify)
+    status = EXIT_OK
+    seconds: list[float] = []
+    for query in urls:
+        name = graph_name(graph, query)
+        if name is None:
+            print(f"relatedpages: error: malformed URL: {query}", file=sys.stderr)
+            status = EXIT_USAGE
+            continue
+        node = graph.id_of(name)
+        started = time.monotonic()
+        if node is None:
+            related: list[tuple[str, float, list[list[Any]]]] = []
+            reason: NoAnswer | None = NoAnswer.UNKNOWN_URL
+        else:
+            answer = answer_for(graph, node, params)
+            related = [(graph.name(item.node), float(item.score),
+                        link_evidence(graph, node, item.node).as_json(graph))
+                       for item in answer.related]
+            reason = answer.reason
+        seconds.append(time.monotonic() - started)
+        if args.json:
+            print(json.dumps({
+                "query": query, "url": name, "found": node is not None, "algorithm": args.algorithm,
+                "related": [{"url": url, "score": score, "evidence": evidence}
+                            for url, score, evidence in related],
+                "reason": None if reason is None else reason.value,
+            }, ensure_ascii=False))
+        else:
+            _print_baseline(query, name, args.algorithm, related, reason)
+    if seconds:
+        ordered = sorted(seconds)
+        print(f"answered {len(seconds)} queries with {args.algorithm} in {sum(seconds):.2f} s "
+              f"(median {1000 * ordered[len(ordered) // 2]:.1f} ms)", file=sys.stderr)
+    return status
+
+
+def _print_baseline(query: str, name: str, algorithm: str,
+                    related: list[tuple[str, float, list[list[Any]]]], reason: Any) -> None:
+    print(f"\n{name}" + ("" if name == query else f"   (query: {query})") + f"   [{algorithm}]")
+    if reason is not None and reason.value == "unknown_url":
+        print("  not in the link index")
+        return
+    if not related:
+        print(f"  no related pages ({reason.value})" if reason is not None else "  no related pages")
+    for rank, (url, score, evidence) in enumerate(related, 1):
+        print(f"  {rank:>2}. {_score_text(score)}  {url}")
+        if evidence:  # the strongest item (relatedpages.baselines.evidence)
+            relation, page, text = evidence[0]
+            said = {"parent": "via", "link": "linked from", "child": "both link"}[relation]
+            print(f"{'':>14}{said} {page}" + (f"  «{one_line(text)}»" if text else ""))
+
+
+def _score_text(score: float) -> str:
+    """Eight characters; a small positive score is not shown as 0.000."""
+    return f"{score:>8.3f}" if score == 0 or abs(score) >= 0.001 else f"{score:>8.1e}"
+
+
