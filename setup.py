@@ -17,6 +17,7 @@ INSTALL_REQUIRES = [
     "fastwarc==2.0.0",
     "charset-normalizer==3.5.2",
     "matplotlib==3.11.2",
+    "tqdm==4.70.1",  # the progress line's bar and rates (jobs/progress.py)
     "numpy==2.4.6",  # the connectivity server's arrays and LLI's SVD (also matplotlib's)
 ]
 

@@ -6,10 +6,8 @@ it drives mrjob runners (the library packages never import mrjob).
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -18,6 +16,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from mrjob.job import MRJob
 
+from jobs import progress as job_progress
 from jobs.base import summed_counters
 from relatedpages.store.db import ALGORITHMS
 
@@ -71,17 +70,6 @@ class JobRun:
         return self.counters.get(group, {}).get(name, 0)
 
 
-def show_job_progress() -> None:
-    """mrjob's progress lines (steps, counters) on stderr, once each."""
-    job_logger = logging.getLogger("mrjob")
-    if not job_logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        job_logger.addHandler(handler)
-    job_logger.setLevel(logging.INFO)
-    job_logger.propagate = False
-
-
 def run_job(
     job_class: type[MRJob],
     args: Sequence[str],
@@ -89,6 +77,8 @@ def run_job(
     runner: str,
     output_dir: Path | str,
     collect: Path | None = None,
+    label: str = "",
+    inputs: Sequence[str] = (),
 ) -> JobRun:
     """Run one job to completion into ``output_dir``; mrjob's errors propagate.
 
@@ -96,6 +86,8 @@ def run_job(
     existing remote output folder is removed first, as a local one is by the caller).
     ``collect``: also copy the job's output into this local file (``hadoop fs -cat`` of
     the part files, through the runner's file system), for reading it back from a cluster.
+    ``label`` and ``inputs`` name the stage and its input files in the progress lines
+    (:mod:`jobs.progress`, when the CLI has enabled it).
     """
     job_args = ["-r", runner]
     if runner != "hadoop":
@@ -114,7 +106,8 @@ def run_job(
     with job.make_runner() as job_runner:
         if remote and job_runner.fs.exists(output):
             job_runner.fs.rm(output)  # Hadoop refuses to write into an existing folder
-        job_runner.run()
+        with job_progress.watch(label or job_class.__name__, job_runner, inputs):
+            job_runner.run()
         counters = summed_counters(job_runner.counters())
         if collect is not None:
             with collect.open("wb") as handle:
@@ -188,7 +181,8 @@ def _segment_stage(inputs: Sequence[str], runner: str, folders: _WorkFolders,
     from jobs.segment import MRSegment
 
     progress(f"[1/3] segmenting {len(inputs)} input(s) with the {runner} runner")
-    segment_run = run_job(MRSegment, list(inputs), runner=runner, output_dir=folders.segments)
+    segment_run = run_job(MRSegment, list(inputs), runner=runner, output_dir=folders.segments,
+                          label="segment", inputs=inputs)
     report.stages.append(("segment", segment_run.seconds))
     report.counters["segment"] = segment_run.counters
     report.pages = segment_run.counter("segment", "pages_written")
@@ -241,7 +235,7 @@ def build(    inputs: Sequence[str],
 
         progress(f"[2/3] {algorithm} co-citation chain")
         chain_run = run_job(chain_class, [*job_args, str(folders.segments)], runner=runner,
-                            output_dir=folders.output, collect=folders.collect)
+                            output_dir=folders.output, collect=folders.collect, label=algorithm)
         report.stages.append((algorithm, chain_run.seconds))
         report.counters[algorithm] = chain_run.counters
         report.pairs = chain_run.counter(group, pairs_counter)
@@ -256,7 +250,7 @@ def build(    inputs: Sequence[str],
             fallback_run = run_job(MRCocitation,
                                    [*FALLBACK_JOB_ARGS, *fill_args, str(folders.segments)],
                                    runner=runner, output_dir=fallback_folders.output,
-                                   collect=fallback_folders.collect)
+                                   collect=fallback_folders.collect, label="fallback")
             report.stages.append((f"fallback {FALLBACK_ALGORITHM}", fallback_run.seconds))
             report.counters["fallback"] = fallback_run.counters
             fallback_records = iter_output(fallback_folders.collect or Path(fallback_folders.output))
@@ -328,7 +322,7 @@ def build_links(
 
         progress("[2/3] link graph (out-links and in-links per page)")
         link_run = run_job(MRLinkGraph, [str(folders.segments)], runner=runner,
-                           output_dir=folders.output, collect=folders.collect)
+                           output_dir=folders.output, collect=folders.collect, label="linkgraph")
         report.stages.append(("linkgraph", link_run.seconds))
         report.counters["linkgraph"] = link_run.counters
         report.pages_indexed = link_run.counter(LINKGRAPH_GROUP, LinkEvent.PAGES.value)

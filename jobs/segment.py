@@ -25,6 +25,7 @@ if __name__ == "__main__":
     sys.path.insert(0, os.getcwd())
 
 from jobs.base import ShippedJob
+from jobs.progress import READ_STATUS
 
 from filters.site import site_of
 from filters.urls import normalise_url
@@ -120,6 +121,7 @@ class MRSegment(ShippedJob):
             if pages % STATUS_EVERY == 0:
                 self.set_status(f"segmented {pages} pages of {uri}")
             yield url, [uri, item.ordinal, {"url": url, "site": site_of(url), "blocks": blocks}]
+        self.set_status(f"{READ_STATUS}{uri}")  # the whole file is read (jobs.progress: ETA)
 
     def _count_page(self, blocks: list[list[dict[str, Any]]]) -> None:
         self.increment_counter(SEGMENT_GROUP, SegmentCounter.PAGES_SEGMENTED.value)

@@ -78,6 +78,14 @@ def _job_failures() -> tuple[type[BaseException], ...]:
     return FAILURES
 
 
+def _log_hint() -> str:
+    """Where the failed run's full log is, when it was written to a file."""
+    from jobs import progress as job_progress
+
+    log_file = job_progress.log_file()
+    return f" (the job's log: {log_file})" if log_file is not None else ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     given = list(sys.argv[1:] if argv is None else argv)
@@ -103,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _job_failures() as error:
         if args.debug:
             raise
-        print(f"relatedpages: failed: {error}", file=sys.stderr)
+        print(f"relatedpages: failed: {error}{_log_hint()}", file=sys.stderr)
         return EXIT_FAILURE
     except Exception as error:  # anything unforeseen: one line, the traceback on --debug
         if args.debug:

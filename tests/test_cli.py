@@ -23,8 +23,9 @@ def test_segment_prints_blocks_and_a_summary_with_counters(tmp_path):
     assert "pages written        4" in done.stdout
     assert "counter step 1 segment.pages_segmented = 4" in done.stdout
     assert "新浪新闻, 网易新闻, 腾讯新闻, 凤凰网" in done.stdout  # the GBK page, decoded
-    assert "Running step 1 of 1" in done.stderr  # mrjob's progress, once
-    assert done.stderr.count("Running step 1 of 1") == 1
+    assert "segment: step 1/1, 4 pages (" in done.stderr  # the stage's progress line (jobs.progress)
+    assert "Unexpected option" not in done.stderr  # mrjob's noise about the job's own sh_bin
+    assert done.stderr.count("segment: ") == 1  # once: no line at the interval in 1 s
     records = [json.loads(line.split("\t", 1)[1])
                for part in sorted(out.glob("part-*")) for line in part.read_text().splitlines()]
     assert len(records) == 4 and all({"url", "site", "blocks"} == set(r) for r in records)

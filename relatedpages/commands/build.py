@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from relatedpages.commands.common import (
+    add_log_option,
+    start_progress,
     EXIT_FAILURE,
     EXIT_OK,
     RUNNERS,
@@ -54,11 +56,12 @@ def add_parser(commands: Any) -> None:
     add_chain_options(build.add_argument_group(
         "block co-citation (jobs.related; given options are passed to the job, the others "
         "come from --preset)").add_argument, defaults=False)
+    add_log_option(build)
     build.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.pipeline import build, show_job_progress
+    from jobs.pipeline import build
     from relatedpages.store.db import DatabaseError, DatabaseProblem
 
     check_db_target(args.db, args.inputs)
@@ -78,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0.0 <= args.min_records_ratio:
         raise UsageError(f"--min-records-ratio must be >= 0, got {args.min_records_ratio}")
     min_records = math.ceil(args.min_records_ratio * _live_records(Path(args.db)))
-    show_job_progress()
+    log_file = start_progress('build', args.runner, args.log)
     started = time.monotonic()
     try:
         report = build(
@@ -116,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
     for stage, seconds in report.stages:
         print(f"  time {stage:<15} {seconds:.1f} s", file=out)
     print(f"  time total           {time.monotonic() - started:.1f} s ({args.runner} runner)", file=out)
+    if log_file is not None:
+        print(f"  log                  {log_file}", file=out)
     answered = report.db_records / report.pages if report.pages else 0.0
     if answered < args.min_answered:
         print(f"relatedpages: WARNING: the database has {report.db_records} records for "

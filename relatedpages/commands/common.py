@@ -26,6 +26,29 @@ def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+#: Where mrjob's and Hadoop's log goes with ``--runner hadoop`` when ``--log`` is not given.
+HADOOP_LOG_FOLDER = Path("out") / "logs"
+
+
+def add_log_option(parser: Any) -> None:
+    parser.add_argument("--log", metavar="FILE",
+                        help="write mrjob's log (with --runner hadoop: Hadoop's, 1,000+ lines a "
+                             f"run) to FILE. Default: {HADOOP_LOG_FOLDER}/<command>-<time>.log "
+                             "with --runner hadoop, none otherwise")
+
+
+def start_progress(command: str, runner: str, log: str | None) -> Path | None:
+    """Progress lines on stderr for the jobs to come (``jobs.progress``), and the log file
+    mrjob's own log goes to (returned; None when there is none)."""
+    from jobs import progress as job_progress
+
+    log_file = Path(log) if log else None
+    if log_file is None and runner == "hadoop":
+        log_file = HADOOP_LOG_FOLDER / f"{command}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.log"
+    job_progress.enable(log_file=log_file)
+    return log_file
+
+
 def adjust_params(args: argparse.Namespace) -> AdjustParams:
     try:
         return adjust_params_from(args)

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from relatedpages.commands.common import (
+    add_log_option,
+    start_progress,
     EXIT_OK,
     RUNNERS,
     UsageError,
@@ -40,6 +42,7 @@ def add_parser(commands: Any) -> None:
     builder.add_argument("--work", help="keep intermediate outputs in this folder, or (with --runner "
                          "hadoop on a cluster) under this URI, e.g. hdfs:///user/me/rp")
     importer.set_defaults(run=run_import)
+    add_log_option(builder)
     builder.set_defaults(run=run_build)
 
 
@@ -65,13 +68,13 @@ def run_import(args: argparse.Namespace) -> int:
 
 def run_build(args: argparse.Namespace) -> int:
     from jobs.linkgraph import LINKGRAPH_GROUP
-    from jobs.pipeline import build_links, show_job_progress
+    from jobs.pipeline import build_links
     from relatedpages.store.linkindex import LinkEvent
 
     check_db_target(args.db, args.inputs)
     args.inputs = check_inputs(args.inputs)
     check_runner(args.runner)
-    show_job_progress()
+    log_file = start_progress('linkgraph-build', args.runner, args.log)
     started = time.monotonic()
     report = build_links(
         args.inputs, Path(args.db), runner=args.runner, work=args.work or None,
@@ -93,4 +96,6 @@ def run_build(args: argparse.Namespace) -> int:
     for stage, seconds in report.stages:
         print(f"  time {stage:<15} {seconds:.1f} s", file=out)
     print(f"  time total           {time.monotonic() - started:.1f} s ({args.runner} runner)", file=out)
+    if log_file is not None:
+        print(f"  log                  {log_file}", file=out)
     return EXIT_OK

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from relatedpages.commands.common import (
+    add_log_option,
+    start_progress,
     EXIT_OK,
     RUNNERS,
     UsageError,
@@ -30,13 +32,14 @@ def add_parser(commands: Any) -> None:
     segment.add_argument("--show", type=int, default=3, metavar="N",
                          help="print the blocks of N pages with the most blocks. Default: %(default)s")
     add_adjust_options(segment.add_argument)
+    add_log_option(segment)
     segment.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import tempfile
 
-    from jobs.pipeline import iter_output, run_job, show_job_progress
+    from jobs.pipeline import iter_output, run_job
     from jobs.segment import MRSegment
 
     args.inputs = check_inputs(args.inputs)
@@ -47,10 +50,11 @@ def run(args: argparse.Namespace) -> int:
     job_args: list[str] = []
     for flag, name, _, _ in ADJUST_OPTIONS:
         job_args += [flag, str(getattr(args, name))]
-    show_job_progress()
+    log_file = start_progress('segment', args.runner, args.log)
     started = time.monotonic()
     output = Path(args.output) if args.output else Path(tempfile.mkdtemp(prefix="relatedpages-seg-"))
-    run = run_job(MRSegment, [*job_args, *args.inputs], runner=args.runner, output_dir=output)
+    run = run_job(MRSegment, [*job_args, *args.inputs], runner=args.runner, output_dir=output,
+                  label="segment", inputs=args.inputs)
     pages = blocks = links = 0
     without_blocks = 0
     sizes: Counter[int] = Counter()
@@ -94,4 +98,6 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  counter step {step} {group}.{name} = {value}", file=out)
     if args.output:
         print(f"  output               {args.output}", file=out)
+    if log_file is not None:
+        print(f"  log                  {log_file}", file=out)
     return EXIT_OK
