@@ -1,0 +1,183 @@
+"""The README's commands are tested (issue 13, item 5), so the docs cannot drift.
+
+Every fenced block of README.md carries a marker on the line above it:
+
+- ``<!-- readme-test: run -->``: its lines are run, in order, by bash from a scratch folder
+  laid out like a checkout (the repository's files, ``../shared`` beside it, an ``out/`` of
+  its own), and must succeed;
+- ``<!-- readme-test: output -->``: printed by the run block before it: its lines appear in
+  that output, contiguous and in order;
+- ``<!-- readme-test: skip: why -->``: not run here (too long, a cluster, placeholders), and
+  the reason says where it is checked instead.
+
+A block without a marker fails the test, so a new command is never silently untested.  The
+tables of ``relatedpages eval related`` are checked against the command's ``--json``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+MARKER = re.compile(r"^<!-- readme-test: (run|output|skip: .+) -->$")
+
+
+@dataclass(frozen=True)
+class Block:
+    line: int  # of the opening fence, 1-based
+    marker: str
+    text: str
+
+
+def readme_blocks(text: str) -> list[Block]:
+    """The fenced blocks of a Markdown text with their markers ("" when missing).
+
+    >>> [b.marker for b in readme_blocks("<!-- readme-test: run -->\\n```\\nls\\n```\\n```\\nx\\n```\\n")]
+    ['run', '']
+    """
+    lines = text.split("\n")
+    blocks, number = [], 0
+    while number < len(lines):
+        if lines[number].startswith("```"):
+            end = next(i for i in range(number + 1, len(lines)) if lines[i].startswith("```"))
+            above = MARKER.match(lines[number - 1]) if number else None
+            blocks.append(Block(number + 1, above.group(1) if above else "",
+                                "\n".join(lines[number + 1:end])))
+            number = end + 1
+        else:
+            number += 1
+    return blocks
+
+
+BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+
+
+def test_every_block_is_marked() -> None:
+    unmarked = [block.line for block in BLOCKS if not block.marker]
+    assert not unmarked, f"README.md blocks without a readme-test marker, at lines {unmarked}"
+    for before, block in zip(BLOCKS, BLOCKS[1:]):
+        if block.marker == "output":
+            assert before.marker == "run", f"README.md:{block.line}: output of no run block"
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A scratch folder that looks like a checkout beside ``../shared``: commands write
+    their ``out/`` there, never into the repository's."""
+    root = tmp_path_factory.mktemp("readme")
+    shared = REPO.parent / "shared"
+    if shared.exists():
+        (root / "shared").symlink_to(shared)
+    work = root / "relatedpages"
+    work.mkdir()
+    for entry in REPO.iterdir():
+        if entry.name not in ("out", ".git"):
+            (work / entry.name).symlink_to(entry)
+    return work
+
+
+def _run(block: Block, cwd: Path) -> str:
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.text], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"README.md:{block.line}: exit {done.returncode}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+RUNS = [(block, BLOCKS[i + 1] if i + 1 < len(BLOCKS) and BLOCKS[i + 1].marker == "output" else None)
+        for i, block in enumerate(BLOCKS) if block.marker == "run"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block, output", RUNS, ids=[f"line{block.line}" for block, _ in RUNS])
+def test_run_blocks_work_as_written(block: Block, output: Block | None, checkout: Path,
+                                    shared_data) -> None:
+    shared_data(".")  # the commands read ../shared/data: it must be there (in CI: a failure)
+    printed = _run(block, checkout).split("\n")
+    if output is None:
+        return
+    expected = output.text.split("\n")
+    starts = [i for i, line in enumerate(printed) if line == expected[0]]
+    assert any(printed[i:i + len(expected)] == expected for i in starts), (
+        f"README.md:{output.line}: the block is not what the command prints now:\n"
+        + "\n".join(printed))
+
+
+# -- the tables of `relatedpages eval related` ------------------------------------------------
+
+#: README row label → (the JSON score field, its index, the README's scale and decimals).
+_ROWS = {
+    "coverage": ("coverage", None, 100, 1),
+    "P@15 same section": ("p_at_k_section_missing_zero", None, 100, 1),
+    "P@15 same list": ("p_at_k_list_missing_zero", None, 100, 1),
+    "R-score R = 1": ("rscore", 0, 1, 3),
+    "R-score R = 3": ("rscore", 2, 1, 3),
+    "R-score R = 5": ("rscore", 4, 1, 3),
+    "R-score R = 15": ("rscore", 14, 1, 3),
+}
+#: The JSON rounds scores to 4 decimals: a README figure rounded from the exact value may
+#: differ from one rounded from the JSON's by this much (e.g. 0.979 48 → "97.9 %", but the
+#: JSON's 0.9795 → "98.0 %").
+_JSON_ROUNDING = 0.00005
+
+
+def agrees(cell: str, value: float, scale: int, decimals: int) -> bool:
+    """The README's ``cell`` is ``value`` as the report rounds it, up to the JSON's rounding.
+
+    >>> agrees("97.9 %", 0.9795, 100, 1), agrees("98.1 %", 0.9795, 100, 1), agrees("0.597", 0.5972, 1, 3)
+    (True, False, True)
+    """
+    written = float(cell.rstrip(" %"))
+    return abs(written - scale * value) <= 0.5 * 10 ** -decimals + scale * _JSON_ROUNDING + 1e-9
+
+
+def readme_table(text: str, title: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The columns and rows of the README table whose first header cell is ``title``."""
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {title} |"))
+    header = [cell.strip() for cell in lines[start].strip("|").split("|")]
+    rows = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip().replace("**", "") for cell in line.strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    return header[1:], rows
+
+
+def _column_name(header: str) -> str:
+    """A README column header as the evaluation's method name: the header without its
+    parenthesised settings, matched by prefix below."""
+    return re.sub(r"\s*\(.*\)$", "", header)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2, 3])
+def test_eval_related_tables_are_what_the_command_prints(seed: int, tmp_path: Path,
+                                                         shared_data) -> None:
+    data = shared_data(".")
+    done = subprocess.run(
+        [sys.executable, "-m", "relatedpages.cli", "eval", "related", str(data), "--seed", str(seed),
+         "--json", "--plot", str(tmp_path / "r.png"), "--plot-categories", str(tmp_path / "c.png")],
+        cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    scores = json.loads(done.stdout.strip().split("\n")[-1])["scores"]
+    columns, rows = readme_table(README.read_text(encoding="utf-8"), f"test split, seed {seed}")
+    for column, header in enumerate(columns):
+        wanted = _column_name(header)
+        names = [name for name in scores if name == wanted or name.startswith(wanted)]
+        assert len(names) == 1, f"README column {header!r}: methods {sorted(scores)}"
+        method = scores[names[0]]
+        for label, (field, index, scale, decimals) in _ROWS.items():
+            value = method[field] if index is None else method[field][index]
+            assert agrees(rows[label][column], value, scale, decimals), (
+                f"seed {seed}, {header}, {label}: README {rows[label][column]}, "
+                f"the command {scale * value:.{decimals + 2}f}")
