@@ -35,7 +35,10 @@ setup(
     license="MIT",
     python_requires=">=3.11,<3.12",
     packages=find_packages(include=["relatedpages*", "jobs*", "segmenter*", "filters*"]),
-    package_data={"filters": ["data/*"], "relatedpages": ["data/*"]},
+    package_data={"filters": ["data/*"]},
+    # the configuration a user edits (filters/config.py finds it: a checkout's conf/ first)
+    data_files=[("share/relatedpages/conf", ["conf/mrjob.conf", "conf/sites.tsv",
+                                             "conf/stoplist.txt", "conf/relatedpages.cron"])],
     install_requires=INSTALL_REQUIRES,
     extras_require={"test": TEST_REQUIRES},
     entry_points={"console_scripts": ["relatedpages=relatedpages.cli:main"]},

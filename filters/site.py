@@ -23,14 +23,15 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import tldextract
 
+from filters.config import conf_path
+
 logger = logging.getLogger(__name__)
 
-#: Where the rules live in a source checkout (may be absent on a cluster).
-SITE_RULES_PATH_DEFAULT = Path(__file__).resolve().parent.parent / "conf" / "sites.tsv"
+#: Where the rules live: a checkout's conf/ or an installed wheel's (may be absent on a cluster).
+SITE_RULES_PATH_DEFAULT = conf_path("sites.tsv")
 
 # The same rules as conf/sites.tsv (tests/test_site.py keeps the two in sync).
 _BUILTIN_SITE_RULES_TSV = """\

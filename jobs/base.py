@@ -6,6 +6,13 @@ from __future__ import annotations
 from mrjob.job import MRJob
 from mrjob.protocol import StandardJSONProtocol
 
+from filters.config import conf_path
+
+#: The configuration shipped as ``conf/`` beside the packages in every task's folder (where
+#: ``filters.site`` and Companion look first): a checkout's ``conf/``, or an installed
+#: wheel's ``share/relatedpages/conf``; none when neither exists (built-in copies apply).
+_CONF = conf_path("sites.tsv").parent
+
 
 class ShippedJob(MRJob):
     """Base of the project's jobs: StandardJSONProtocol in, between steps and out (never
@@ -15,7 +22,7 @@ class ShippedJob(MRJob):
     INTERNAL_PROTOCOL = StandardJSONProtocol
     OUTPUT_PROTOCOL = StandardJSONProtocol
     DIRS = ["../jobs#jobs", "../relatedpages#relatedpages", "../segmenter#segmenter",
-            "../filters#filters", "../conf#conf"]
+            "../filters#filters", *([f"{_CONF}#conf"] if _CONF.is_dir() else [])]
 
 
 def summed_counters(steps: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:

@@ -17,10 +17,11 @@ from typing import Any, Callable, Iterator, Sequence
 from mrjob.job import MRJob
 
 from jobs import progress as job_progress
+from filters.config import conf_path
 from jobs.base import summed_counters
 from relatedpages.store.db import ALGORITHMS
 
-REPO_CONF = Path(__file__).resolve().parent.parent / "conf" / "mrjob.conf"
+REPO_CONF = conf_path("mrjob.conf")  # a checkout's conf/, or an installed wheel's
 
 
 class NoPages(Exception):

@@ -73,11 +73,11 @@ import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
+from filters.config import conf_path
 from relatedpages.baselines import Answer, NoAnswer, Scored
 from relatedpages.store.linkgraph import IntArray, KeyKind, LinkGraph
 
@@ -105,8 +105,8 @@ HITS_MAX_ITERATIONS_DEFAULT = 200
 #: "Our implementation returns the top 10" (§2.1; slide 18: top 10 answers rated).
 MAX_RESULTS_DEFAULT = 10
 SAMPLE_SEED_DEFAULT = 0
-#: Where the stoplist lives in a source checkout (may be absent on a cluster).
-STOPLIST_PATH_DEFAULT = Path(__file__).resolve().parents[2] / "conf" / "stoplist.txt"
+#: Where the stoplist lives: a checkout's conf/ or an installed wheel's (may be absent on a cluster).
+STOPLIST_PATH_DEFAULT = conf_path("stoplist.txt")
 
 _SCORE_DECIMALS = 12
 
