@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from filters.urls import normalise_url
 from relatedpages.store import db as db_module
+from relatedpages.store import dbbuild
 from relatedpages.store.db import (
     FORMAT_VERSION,
     MANIFEST_NAME,
@@ -468,7 +469,7 @@ def replace_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
         if db_module._renameat2() is None:
             pytest.skip("no renameat2 here")
     else:
-        monkeypatch.setattr(db_module, "_exchange", lambda first, second: False)
+        monkeypatch.setattr(dbbuild, "_exchange", lambda first, second: False)  # where the build calls it
     return str(request.param)
 
 
