@@ -18,6 +18,7 @@ from relatedpages import cli
 from relatedpages.evaluation.naive import NAIVE
 from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
 from relatedpages.store.linkgraph import HostRule
+from relatedpages.evaluation.related_report import evaluation_as_json, format_report
 from relatedpages.evaluation.related import (
     BASELINES,
     BLOCK,
@@ -35,8 +36,6 @@ from relatedpages.evaluation.related import (
     citing_pages,
     evaluate,
     evaluate_index,
-    evaluation_as_json,
-    format_report,
     hub_sections,
     link_graph_of,
     parse_baselines,

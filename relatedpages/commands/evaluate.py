@@ -148,6 +148,7 @@ def run_segmentation(args: argparse.Namespace) -> int:
 def run_related(args: argparse.Namespace) -> int:
     from relatedpages.evaluation import categories as cat
     from relatedpages.evaluation import related as rel
+    from relatedpages.evaluation import related_report as report
 
     data = shared_data_folder(args.data)
     try:
@@ -169,9 +170,9 @@ def run_related(args: argparse.Namespace) -> int:
     print("segmenting the corpus and running the oracles and baselines (about two minutes) …",
           file=sys.stderr, flush=True)
     evaluation = rel.evaluate(data, seed=args.seed, **settings)
-    print(rel.format_report(evaluation))
+    print(report.format_report(evaluation))
     plot = Path(args.plot)
-    rel.plot_rscore(evaluation, plot)
+    report.plot_rscore(evaluation, plot)
     print(f"R-score curve (Fig. 10): {plot}")
     category_file = data / cat.CATEGORIES_PATH
     rows = []
@@ -182,7 +183,7 @@ def run_related(args: argparse.Namespace) -> int:
         cat.plot_categories(rows, names, Path(args.plot_categories))
         print(f"R-score per category (Fig. 11): {args.plot_categories}")
     if args.json:
-        print(rel.evaluation_as_json(evaluation, categories=cat.as_dict(rows)))
+        print(report.evaluation_as_json(evaluation, categories=cat.as_dict(rows)))
     return EXIT_OK
 
 
