@@ -98,10 +98,8 @@ first) and it scores every algorithm side by side on the same test pages.
 """
 from __future__ import annotations
 
-import functools
 import logging
 import math
-import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -110,7 +108,6 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lxml import etree
 
 from relatedpages.baselines.methods import PAGE_METHODS
 from relatedpages.store.linkgraph import HostRule
@@ -119,10 +116,25 @@ if TYPE_CHECKING:
     from relatedpages.baselines import Answer
     from relatedpages.store.linkgraph import LinkGraph
 
+# The ground truth lives in hubs.py; its names are this module's too.
+from relatedpages.evaluation.hubs import (  # noqa: F401
+    HEADINGS,
+    HUB_PATH,
+    WEB_PATHS,
+    CorpusFile,
+    GroundTruth,
+    HubList,
+    HubSection,
+    Split,
+    citing_pages,
+    hub_sections,
+    load_corpus_file,
+    select_test_pages,
+    split_lists,
+)
+
 logger = logging.getLogger(__name__)
 
-HUB_PATH = "awesomehub/awesomehub.warc.gz"
-WEB_PATHS = ("web/aeb-pages.warc.gz", "web/trafilatura-pages.warc.gz")
 
 #: Half of the lists held out (issue 10): seed 1 is the development split every choice of
 #: the default preset was made on; seeds 2 and 3 are the test splits the README reports.
@@ -154,249 +166,9 @@ BASELINES = tuple(PAGE_METHODS)  # in this order: the constants above name them
 #: Every baseline is scored by default.
 BASELINES_DEFAULT = BASELINES
 
-HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 #: A related-pages dict: url -> [[related_url, score, evidence], ...], best first.
 RelatedDict = Mapping[str, Sequence[Sequence[Any]]]
-
-
-# -- hub lists and their sections ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HubSection:
-    """The links (normalised, other sites, first occurrence order) under one heading."""
-
-    heading: str
-    level: int
-    links: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class HubList:
-    """One curated hub list: its URL, site and non-empty sections."""
-
-    url: str
-    site: str
-    sections: tuple[HubSection, ...]
-
-    @property
-    def links(self) -> frozenset[str]:
-        """Every graded link of the list (the union of its sections)."""
-        return frozenset(link for section in self.sections for link in section.links)
-
-
-def hub_sections(html: str, url: str) -> HubList:
-    """The sections of a hub list: links grouped under each heading (module doc, step 1).
-
-    >>> hub = hub_sections(
-    ...     '<a href="https://intro.org/">before any heading: no section</a>'
-    ...     '<h1>Awesome X <a href="https://awesome.re/">badge</a></h1>'
-    ...     '<h2>Tools</h2><ul><li><a href="https://a.com/">A</a>'
-    ...     '<li><a href="/me/page">same site</a><li><a href="http://B.com:80/x">B</a></ul>'
-    ...     '<h3>Mo<b>re</b></h3><p><a href="https://c.org">C</a> <a href="#top">top</a>'
-    ...     '<h2>Empty</h2><p><a href="https://github.com/me/other">my other repo</a>',
-    ...     "https://github.com/me/awesome-x")
-    >>> hub.site
-    'github.com/me'
-    >>> [(s.heading, s.level, s.links) for s in hub.sections]
-    [('Tools', 2, ('https://a.com/', 'http://b.com/x')), ('More', 3, ('https://c.org/',))]
-    """
-    from filters.urls import normalise_url
-
-    page_url = normalise_url(url) or url
-    site = _site(page_url) or page_url
-    parser = etree.HTMLParser(huge_tree=True, recover=True, encoding="utf-8")
-    root = etree.fromstring(html.replace("\x00", "\ufffd").encode("utf-8", "replace"), parser)
-    if root is None:
-        return HubList(page_url, site, ())
-    base = page_url
-    for element in root.iter("base"):
-        href = element.get("href")
-        if href is not None:
-            base = normalise_url(href, page_url) or page_url
-            break
-    headings: list[tuple[str, int, list[str]]] = []
-    inside_heading = 0
-    for event, element in etree.iterwalk(root, events=("start", "end")):
-        tag = element.tag if isinstance(element.tag, str) else ""
-        if tag in HEADINGS:
-            if event == "start":
-                inside_heading += 1
-                title = " ".join("".join(element.itertext()).split())
-                headings.append((title, int(tag[1]), []))
-            else:
-                inside_heading -= 1
-            continue
-        if event != "start" or tag != "a" or inside_heading or not headings:
-            continue
-        href = element.get("href")
-        resolved = normalise_url(href, base) if href is not None else None
-        if resolved is None:
-            continue
-        link_site = _site(resolved)
-        links = headings[-1][2]
-        if link_site is not None and link_site != site and resolved not in links:
-            links.append(resolved)
-    sections = tuple(
-        HubSection(title, level, tuple(links)) for title, level, links in headings if links
-    )
-    return HubList(page_url, site, sections)
-
-
-def _site(url: str) -> str | None:
-    from filters.site import site_of
-
-    try:
-        return site_of(url)
-    except ValueError:  # a normalised http(s) URL always has a host; be safe anyway
-        return None
-
-
-# -- the corpus: segment records, cached per process -----------------------------------
-
-
-@dataclass(frozen=True)
-class CorpusFile:
-    """One crawl file: its segment records (by URL, last record wins) and, for the hub
-    file, the parsed lists."""
-
-    path: str
-    records: Mapping[str, Mapping[str, Any]]
-    lists: tuple[HubList, ...]
-    seconds: float
-
-
-@functools.lru_cache(maxsize=8)
-def load_corpus_file(path: str, parse_lists: bool = False) -> CorpusFile:
-    """Segment every page of a crawl file into segment records (as ``jobs.segment``) and,
-    if asked, parse each page as a hub list.  Cached for the process: treat as read-only."""
-    from filters.site import site_of
-    from filters.urls import normalise_url
-    from relatedpages.corpus.ingest import Page, read_pages
-    from segmenter import blocks_as_json, segment_bytes
-    from segmenter.decode import decode_html
-
-    started = time.monotonic()
-    records: dict[str, Mapping[str, Any]] = {}
-    lists: dict[str, HubList] = {}
-    skipped = 0
-    for item in read_pages(path):
-        if not isinstance(item, Page):
-            skipped += 1
-            continue
-        url = normalise_url(item.url)
-        if url is None:
-            skipped += 1
-            continue
-        segmentation = segment_bytes(item.body, url, item.http_charset)
-        records[url] = {"url": url, "site": site_of(url),
-                        "blocks": blocks_as_json(segmentation.blocks)}
-        if parse_lists:
-            lists[url] = hub_sections(decode_html(item.body, item.http_charset).text, url)
-    if skipped:
-        logger.info("%s: %s records are not usable pages", path, skipped)
-    return CorpusFile(path, records, tuple(lists[url] for url in sorted(lists)),
-                      time.monotonic() - started)
-
-
-# -- hold-out split ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Split:
-    """Which lists are held out and which are indexed (URLs, in the shuffled order)."""
-
-    held_out: tuple[str, ...]
-    indexed: tuple[str, ...]
-
-
-def split_lists(
-    urls: Iterable[str], holdout: float, seed: int, max_lists: int | None = None
-) -> Split:
-    """Hold out whole lists: shuffle the sorted URLs with ``Random(seed)``, keep the first
-    ``max_lists``, hold out the first ``round(holdout × n)`` of them (1 … n − 1).
-
-    >>> split_lists(["u1", "u2", "u3", "u4", "u5"], 0.4, seed=1)
-    Split(held_out=('u3', 'u4'), indexed=('u5', 'u1', 'u2'))
-    >>> split_lists(["a"], 0.2, seed=1)
-    Traceback (most recent call last):
-    ...
-    ValueError: need at least 2 lists to hold some out, got 1
-    """
-    if not 0.0 < holdout < 1.0:
-        raise ValueError(f"holdout must be a fraction in (0, 1), got {holdout!r}")
-    if max_lists is not None and max_lists < 2:
-        raise ValueError(f"max_lists must be >= 2, got {max_lists!r}")
-    order = sorted(set(urls))
-    random.Random(seed).shuffle(order)
-    if max_lists is not None:
-        order = order[:max_lists]
-    if len(order) < 2:
-        raise ValueError(f"need at least 2 lists to hold some out, got {len(order)}")
-    held = min(max(1, round(holdout * len(order))), len(order) - 1)
-    return Split(tuple(order[:held]), tuple(order[held:]))
-
-
-# -- ground truth and test pages -------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GroundTruth:
-    """Held-out sections and lists by URL (ids: positions in the held-out lists)."""
-
-    sections_of: Mapping[str, frozenset[tuple[int, int]]]  # url -> {(list, section)}
-    lists_of: Mapping[str, frozenset[int]]  # url -> {list}
-
-    @classmethod
-    def from_lists(cls, lists: Sequence[HubList]) -> GroundTruth:
-        sections: defaultdict[str, set[tuple[int, int]]] = defaultdict(set)
-        for list_id, hub in enumerate(lists):
-            for section_id, section in enumerate(hub.sections):
-                for link in section.links:
-                    sections[link].add((list_id, section_id))
-        return cls(
-            {url: frozenset(keys) for url, keys in sections.items()},
-            {url: frozenset(list_id for list_id, _ in keys) for url, keys in sections.items()},
-        )
-
-    def grade(self, target: str, result: str) -> int:
-        """2 = same held-out section, 1 = same held-out list, 0 = otherwise (best over
-        every held-out list and section holding ``target``).
-
-        >>> truth = GroundTruth.from_lists([
-        ...     HubList("l0", "s0", (HubSection("A", 2, ("a", "b")), HubSection("B", 2, ("c",)))),
-        ...     HubList("l1", "s1", (HubSection("C", 2, ("c", "d")),))])
-        >>> [truth.grade("a", r) for r in ("b", "c", "d", "zz")]
-        [2, 1, 0, 0]
-        >>> [truth.grade("c", r) for r in ("d", "a", "c")]
-        [2, 1, 2]
-        """
-        if self.sections_of.get(target, frozenset()) & self.sections_of.get(result, frozenset()):
-            return 2
-        if self.lists_of.get(target, frozenset()) & self.lists_of.get(result, frozenset()):
-            return 1
-        return 0
-
-
-def citing_pages(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """For every href in the records' blocks: the number of records of another site than
-    the href's own that link to it."""
-    citing: defaultdict[str, int] = defaultdict(int)
-    for record in records:
-        page_site = record["site"]
-        for href in {link["href"] for block in record["blocks"] for link in block}:
-            if _site(href) != page_site:
-                citing[href] += 1
-    return dict(citing)
-
-
-def select_test_pages(
-    truth: GroundTruth, index_records: Iterable[Mapping[str, Any]], min_citing: int
-) -> tuple[str, ...]:
-    """Held-out section links cited by at least ``min_citing`` index pages (sorted)."""
-    citing = citing_pages(index_records)
-    return tuple(sorted(url for url in truth.sections_of if citing.get(url, 0) >= min_citing))
 
 
 # -- scoring -----------------------------------------------------------------------------
