@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from relatedpages.baselines import Answer
+from filters.urls import normalise_url
+from relatedpages.baselines import Answer, NoAnswer
 from relatedpages.baselines.companion import CompanionParams, companion
 from relatedpages.baselines.dh_cocitation import DHCocitationParams, dh_cocitation
 from relatedpages.baselines.extended import ExtendedCocitationParams, extended_cocitation
 from relatedpages.baselines.lli import LLIParams, lli
-from relatedpages.store.linkgraph import LinkGraph
+from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 
 @dataclass(frozen=True)
@@ -38,3 +39,36 @@ PAGE_METHODS: Mapping[str, PageMethod] = MappingProxyType({
         PageMethod("lli", lli, LLIParams),
     )
 })
+
+
+def node_name(graph: LinkGraph, query: str) -> str | None:
+    """A user's page as a node name of ``graph``: the normalised URL (None when it does not
+    normalise: a malformed URL), or the id as given when the graph's keys are ids."""
+    if graph.key_kind is KeyKind.URL:
+        return normalise_url(query)
+    return query.strip()
+
+
+def links_answer(graph: LinkGraph, query: str, algorithm: str, params: Any,
+                 limit: int | None = None) -> dict[str, Any]:
+    """The answer of a page-level method to one query, as ``relatedpages query --links
+    --json`` prints it (and ``relatedpages serve`` returns it): every result with its
+    evidence (:mod:`relatedpages.baselines.evidence`), and why there is none when there is
+    none.  Raises ``ValueError`` for a malformed URL."""
+    from relatedpages.baselines.evidence import link_evidence
+
+    name = node_name(graph, query)
+    if name is None:
+        raise ValueError(f"not a web page URL: {query!r}")
+    node = graph.id_of(name)
+    if node is None:
+        related: list[dict[str, Any]] = []
+        reason: NoAnswer | None = NoAnswer.UNKNOWN_URL
+    else:
+        answer = PAGE_METHODS[algorithm].answer(graph, node, params)
+        related = [{"url": graph.name(item.node), "score": float(item.score),
+                    "evidence": link_evidence(graph, node, item.node).as_json(graph)}
+                   for item in answer.related[:limit]]
+        reason = answer.reason
+    return {"query": query, "url": name, "found": node is not None, "algorithm": algorithm,
+            "related": related, "reason": None if reason is None else reason.value}

@@ -160,14 +160,10 @@ def load_graph(path: str, verify: bool = False) -> Any:
 
 
 def graph_name(graph: Any, query: str) -> str | None:
-    """A user's page as a node name of ``graph``: the normalised URL (None when it does
-    not normalise: a malformed URL) or the id as given."""
-    from filters.urls import normalise_url
-    from relatedpages.store.linkgraph import KeyKind
+    """A user's page as a node name of ``graph`` (None: a malformed URL)."""
+    from relatedpages.baselines.methods import node_name
 
-    if graph.key_kind is KeyKind.URL:
-        return normalise_url(query)
-    return query.strip()
+    return node_name(graph, query)
 
 
 def resolve_page(graph: Any, query: str, what: str) -> tuple[str, int | None]:

@@ -15,7 +15,6 @@ from relatedpages.commands.common import (
     EXIT_OK,
     EXIT_USAGE,
     UsageError,
-    graph_name,
     load_graph,
     one_line,
     query_lines,
@@ -66,19 +65,12 @@ def run_query(args: argparse.Namespace) -> int:
                 print(f"relatedpages: error: malformed URL: {query}", file=sys.stderr)
                 status = EXIT_USAGE
                 continue
+            if args.json:
+                print(json.dumps(database.answer(query), ensure_ascii=False))
+                continue
             found = database.find(url)
             matched, related = found if found is not None else (None, None)
-            if args.json:
-                print(json.dumps({
-                    "query": query, "url": url, "found": related is not None,
-                    "matched": matched,
-                    "related": [{"url": r.url, "score": r.score,
-                                 "evidence": [list(e) for e in r.evidence],
-                                 **({"fallback": r.fallback} if r.fallback else {})}
-                                for r in related or []],
-                }, ensure_ascii=False))
-            else:
-                _print_related(query, matched or url, related)
+            _print_related(query, matched or url, related)
     return status
 
 
@@ -228,51 +220,29 @@ def baseline_params(args: argparse.Namespace) -> Any:
         raise UsageError(str(error)) from error
 
 
-def _baseline_function(algorithm: str) -> Any:
-    from relatedpages.baselines.methods import PAGE_METHODS
-
-    return PAGE_METHODS[algorithm].answer
-
-
 def run_query_links(args: argparse.Namespace) -> int:
-    from relatedpages.baselines import NoAnswer
-    from relatedpages.baselines.evidence import link_evidence
+    from relatedpages.baselines.methods import links_answer
 
     if not args.algorithm:
         raise UsageError(f"--links needs --algorithm ({'|'.join(_baseline_algorithms())})")
     params = baseline_params(args)
     urls = query_lines(args)
-    answer_for = _baseline_function(args.algorithm)
     graph = load_graph(args.links, args.verify)
     status = EXIT_OK
     seconds: list[float] = []
     for query in urls:
-        name = graph_name(graph, query)
-        if name is None:
+        started = time.monotonic()
+        try:
+            record = links_answer(graph, query, args.algorithm, params)
+        except ValueError:
             print(f"relatedpages: error: malformed URL: {query}", file=sys.stderr)
             status = EXIT_USAGE
             continue
-        node = graph.id_of(name)
-        started = time.monotonic()
-        if node is None:
-            related: list[tuple[str, float, list[list[Any]]]] = []
-            reason: NoAnswer | None = NoAnswer.UNKNOWN_URL
-        else:
-            answer = answer_for(graph, node, params)
-            related = [(graph.name(item.node), float(item.score),
-                        link_evidence(graph, node, item.node).as_json(graph))
-                       for item in answer.related]
-            reason = answer.reason
         seconds.append(time.monotonic() - started)
         if args.json:
-            print(json.dumps({
-                "query": query, "url": name, "found": node is not None, "algorithm": args.algorithm,
-                "related": [{"url": url, "score": score, "evidence": evidence}
-                            for url, score, evidence in related],
-                "reason": None if reason is None else reason.value,
-            }, ensure_ascii=False))
+            print(json.dumps(record, ensure_ascii=False))
         else:
-            _print_baseline(query, name, args.algorithm, related, reason)
+            _print_baseline(query, record)
     if seconds:
         ordered = sorted(seconds)
         print(f"answered {len(seconds)} queries with {args.algorithm} in {sum(seconds):.2f} s "
@@ -280,15 +250,16 @@ def run_query_links(args: argparse.Namespace) -> int:
     return status
 
 
-def _print_baseline(query: str, name: str, algorithm: str,
-                    related: list[tuple[str, float, list[list[Any]]]], reason: Any) -> None:
-    print(f"\n{name}" + ("" if name == query else f"   (query: {query})") + f"   [{algorithm}]")
-    if reason is not None and reason.value == "unknown_url":
+def _print_baseline(query: str, record: dict[str, Any]) -> None:
+    name, reason = record["url"], record["reason"]
+    print(f"\n{name}" + ("" if name == query else f"   (query: {query})") + f"   [{record['algorithm']}]")
+    if reason == "unknown_url":
         print("  not in the link index")
         return
-    if not related:
-        print(f"  no related pages ({reason.value})" if reason is not None else "  no related pages")
-    for rank, (url, score, evidence) in enumerate(related, 1):
+    if not record["related"]:
+        print(f"  no related pages ({reason})" if reason is not None else "  no related pages")
+    for rank, item in enumerate(record["related"], 1):
+        url, score, evidence = item["url"], item["score"], item["evidence"]
         print(f"  {rank:>2}. {_score_text(score)}  {url}")
         if evidence:  # the strongest item (relatedpages.baselines.evidence)
             relation, page, text = evidence[0]

@@ -578,6 +578,35 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
                 return spelling, found
         return None
 
+    def answer(self, query: str, limit: int | None = None) -> dict[str, Any]:
+        """The answer to one lookup as ``relatedpages query --json`` prints it (and
+        ``relatedpages serve`` returns it): the query, its normalised URL, whether it was
+        found, the stored spelling that matched, and at most ``limit`` results with their
+        evidence (``fallback`` on entries the fallback answered or filled).
+
+        Raises ``ValueError`` for a URL that does not normalise.
+
+        >>> import shutil, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> _ = build_database([("https://a.example/", [["https://b.example/", 2.0, [["hub.example", 1.0]]]])],
+        ...                    folder + "/db", algorithm="block", parameters={}, source=[], partitions=2)
+        >>> with RelatedPagesDB(folder + "/db") as db:
+        ...     db.answer("http://www.a.example")
+        {'query': 'http://www.a.example', 'url': 'http://www.a.example/', 'found': True, 'matched': 'https://a.example/', 'related': [{'url': 'https://b.example/', 'score': 2.0, 'evidence': [['hub.example', 1.0]]}]}
+        >>> shutil.rmtree(folder)
+        """
+        url = normalise_url(query)
+        if url is None:
+            raise ValueError(f"not a web page URL: {query!r}")
+        found = self.find(url)
+        matched, related = found if found is not None else (None, None)
+        return {
+            "query": query, "url": url, "found": related is not None, "matched": matched,
+            "related": [{"url": r.url, "score": r.score, "evidence": [list(e) for e in r.evidence],
+                         **({"fallback": r.fallback} if r.fallback else {})}
+                        for r in (related or [])[:limit]],
+        }
+
     def _decode_value(self, data: bytes) -> list[Related]:
         return [
             Related(entry[0], float(entry[1]),
