@@ -17,7 +17,9 @@ INSTALL_REQUIRES = [
     "fastwarc==2.0.0",
     "charset-normalizer==3.5.2",
     "matplotlib==3.11.2",
-    "tqdm==4.70.1",  # the progress line's bar and rates (jobs/progress.py)
+    "tqdm==4.70.1",
+    "flask==3.1.3",  # relatedpages serve: the WSGI app
+    "gunicorn==27.0.1",  # relatedpages serve: the pre-fork production server  # the progress line's bar and rates (jobs/progress.py)
     "numpy==2.4.6",  # the connectivity server's arrays and LLI's SVD (also matplotlib's)
 ]
 

@@ -40,13 +40,14 @@ from relatedpages.commands import (
     moved,
     query,
     segment,
+    serve,
     verify,
 )
 from relatedpages.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
 
 #: The subcommands in the order ``--help`` lists them.
-COMMANDS = (verify, segment, build, query, generate, demo, evaluate, linkgraph, equivalent,
-            moved, authorities)
+COMMANDS = (verify, segment, build, query, serve, generate, demo, evaluate, linkgraph,
+            equivalent, moved, authorities)
 
 
 def _version() -> str:

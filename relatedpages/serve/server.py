@@ -1,0 +1,84 @@
+"""The production server under ``relatedpages serve``: gunicorn (pre-fork, several worker
+processes, threads in each) running the Flask app, each worker with its own open databases
+and its own watcher that swaps rebuilt ones in (:mod:`relatedpages.serve.sources`)."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from relatedpages.serve.app import MAX_REQUEST_LINE, Methods, create_app
+from relatedpages.serve.sources import CHECK_EVERY_DEFAULT, Sources
+
+#: Loopback unless told otherwise: a server started for a try-out is not a public one.
+HOST_DEFAULT = "127.0.0.1"
+PORT_DEFAULT = 8080
+WORKERS_DEFAULT = 2
+THREADS_PER_WORKER = 4
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    databases: dict[str, Path]
+    links: Path | None = None
+    host: str = HOST_DEFAULT
+    port: int = PORT_DEFAULT
+    workers: int = WORKERS_DEFAULT
+    verify: bool = False
+    check_every: float = CHECK_EVERY_DEFAULT
+
+
+def app_factory(settings: ServeSettings) -> Callable[[], Any]:
+    """A function that makes one worker's app: its databases opened and watched, the link
+    index (when given) loaded with every page-level method at its defaults."""
+    def make() -> Any:
+        sources = Sources(dict(settings.databases), verify_at_start=settings.verify,
+                          check_every=settings.check_every)
+        sources.start()
+        methods = None
+        if settings.links is not None:
+            from relatedpages.baselines.methods import PAGE_METHODS
+            from relatedpages.store.linkindex import load_link_graph
+
+            graph = load_link_graph(settings.links, verify="full" if settings.verify else "sizes")
+            methods = Methods(graph, {name: method.params() for name, method in PAGE_METHODS.items()},
+                              str(settings.links))
+        return create_app(sources, methods)
+    return make
+
+
+class _Gunicorn(BaseApplication):  # type: ignore[misc]
+    def __init__(self, make_app: Callable[[], Any], options: dict[str, Any]):
+        self._make_app, self._options = make_app, options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self._options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        return self._make_app()
+
+
+def run(settings: ServeSettings) -> None:
+    """Serve until interrupted (SIGINT/SIGTERM end it gracefully)."""
+    logging.getLogger("relatedpages").setLevel(logging.INFO)
+    _Gunicorn(app_factory(settings), {
+        "bind": f"[{settings.host}]:{settings.port}" if ":" in settings.host else f"{settings.host}:{settings.port}",
+        "workers": settings.workers,
+        "worker_class": "gthread",
+        "threads": THREADS_PER_WORKER,
+        "preload_app": False,  # each worker opens its own databases and watcher
+        "limit_request_line": MAX_REQUEST_LINE,
+        "timeout": 60,
+        "graceful_timeout": 10,
+        "keepalive": 5,
+        "accesslog": None,
+        "errorlog": "-",
+        "loglevel": "info",
+        "proc_name": "relatedpages-serve",
+    }).run()

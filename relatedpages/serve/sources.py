@@ -1,0 +1,154 @@
+"""The databases a server answers from, each swapped for its rebuilt generation within
+seconds, and never for one that fails verification.
+
+A build replaces a database by exchanging folders (:mod:`relatedpages.store.dbbuild`), so
+the folder at a path changes identity (device, inode) when a new generation is in place.
+A watcher thread stats every path once per ``check_every`` seconds; a new identity is opened
+with full verification (every checksum, :class:`relatedpages.store.db.Verify`) in the
+background, then swapped in by one reference assignment.  The old generation stays open for
+``grace`` seconds, so requests that hold it finish; a candidate that fails verification is
+never served: the old one keeps answering and :meth:`Sources.health` says why.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from relatedpages.store.db import DatabaseError, RelatedPagesDB, Verify
+
+logger = logging.getLogger(__name__)
+
+#: Seconds between the watcher's looks at the database folders.
+CHECK_EVERY_DEFAULT = 1.0
+#: Seconds a swapped-out generation stays open for the requests still using it.
+GRACE_DEFAULT = 30.0
+
+
+def folder_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the folder at ``path``; None when there is none."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+@dataclass
+class Source:
+    """One named database and what the server knows of it."""
+
+    name: str
+    path: Path
+    database: RelatedPagesDB | None = None
+    identity: tuple[int, int] | None = None
+    verified: bool = False
+    swaps: int = 0
+    refused: tuple[int, int] | None = None  # the identity that failed (not retried)
+    problem: str | None = None  # why the newest generation at ``path`` is not served
+    loaded_at: float = 0.0
+
+    def health(self) -> dict[str, Any]:
+        manifest = self.database.manifest if self.database is not None else None
+        return {
+            "path": str(self.path),
+            "serving": self.database is not None,
+            "algorithm": manifest.algorithm if manifest else None,
+            "built_at": manifest.built_at if manifest else None,
+            "records": manifest.records if manifest else None,
+            "verified": self.verified,
+            "swaps": self.swaps,
+            "problem": self.problem,
+        }
+
+
+@dataclass
+class Sources:
+    """Named databases, opened and watched (:meth:`start`), read by request threads."""
+
+    paths: dict[str, Path]
+    verify_at_start: bool = False
+    check_every: float = CHECK_EVERY_DEFAULT
+    grace: float = GRACE_DEFAULT
+    sources: dict[str, Source] = field(default_factory=dict)
+    _retired: list[tuple[float, RelatedPagesDB]] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __post_init__(self) -> None:
+        for name, path in self.paths.items():
+            source = Source(name, Path(path))
+            self._load(source, Verify.FULL if self.verify_at_start else Verify.SIZES)
+            self.sources[name] = source
+
+    def names(self) -> list[str]:
+        return list(self.sources)
+
+    def database(self, name: str) -> RelatedPagesDB | None:
+        """The generation of ``name`` to answer from now (None: nothing servable)."""
+        return self.sources[name].database
+
+    def health(self) -> dict[str, dict[str, Any]]:
+        return {name: source.health() for name, source in self.sources.items()}
+
+    def start(self) -> None:
+        """Watch the folders from a daemon thread (one per server process)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._watch, name="relatedpages-db-watch",
+                                            daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        for source in self.sources.values():
+            if source.database is not None:
+                source.database.close()
+        for _, old in self._retired:
+            old.close()
+
+    def check(self) -> None:
+        """One look at every folder: swap in a new generation that verifies."""
+        for source in self.sources.values():
+            identity = folder_identity(source.path)
+            if identity is None or identity in (source.identity, source.refused):
+                continue
+            self._load(source, Verify.FULL)
+        now = time.monotonic()
+        keep = []
+        for retired_at, old in self._retired:
+            if now - retired_at >= self.grace:
+                old.close()
+            else:
+                keep.append((retired_at, old))
+        self._retired = keep
+
+    def _load(self, source: Source, verify: Verify) -> None:
+        identity = folder_identity(source.path)
+        try:
+            database = RelatedPagesDB(source.path, verify=verify)
+        except (DatabaseError, OSError) as error:
+            source.refused, source.problem = identity, str(error)
+            logger.warning("%s: not serving %s: %s", source.name, source.path, error)
+            return
+        old = source.database
+        source.database, source.identity, source.refused = database, identity, None
+        source.verified, source.problem = verify is Verify.FULL, None
+        source.loaded_at = time.time()
+        if old is not None:
+            source.swaps += 1
+            self._retired.append((time.monotonic(), old))
+            logger.info("%s: now serving %s (%d records)", source.name, database.manifest.built_at,
+                        database.manifest.records)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.check_every):
+            try:
+                self.check()
+            except Exception:  # the watcher must outlive any one bad look
+                logger.exception("database watcher")

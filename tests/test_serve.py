@@ -1,0 +1,247 @@
+"""``relatedpages serve`` (issue 12, item 1), started for real: gunicorn workers on a
+loopback port, answering what ``query --json`` prints, swapping a rebuilt database in with no
+failed request, and never serving one that fails verification."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from relatedpages.store.db import build_database
+
+REPO = Path(__file__).resolve().parent.parent
+QUERY = "https://hub.example/page"
+
+
+def _records(tag: str) -> list[tuple[str, Any]]:
+    return [(QUERY, [[f"https://{tag}.example/one", 3.0, [["a.example", 1.0, "https://a.example/x", "One"]]],
+                     [f"https://{tag}.example/two", 2.0, [["b.example", 1.0]], "cocitation"]]),
+            ("https://other.example/", [[QUERY, 1.0, [["c.example", 1.0]]]])]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _get(port: int, path: str, body: Any = None, raw: bytes | None = None) -> tuple[int, Any, dict[str, str]]:
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data,
+                                     headers={"Content-Type": "application/json"} if data else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read()), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        text = error.read()
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            payload = text.decode("latin-1")
+        return error.code, payload, dict(error.headers)
+
+
+def _related(port: int, url: str, **params: str) -> tuple[int, Any, dict[str, str]]:
+    return _get(port, "/api/related?" + urllib.parse.urlencode({"url": url, **params}))
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[int, Path, subprocess.Popen[str]]]:
+    db = tmp_path / "db"
+    build_database(_records("first"), db, algorithm="block", parameters={}, source=["test"])
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "relatedpages.cli", "serve", "--db", str(db), "--port", str(port),
+         "--workers", "2", "--check-every", "0.2"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if _get(port, "/api/health")[0] == 200:
+                break
+        except OSError:
+            pass
+        assert process.poll() is None, process.communicate()[1]
+        assert time.monotonic() < deadline, "the server did not come up in 30 s"
+        time.sleep(0.2)
+    try:
+        yield port, db, process
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_lookups_are_what_query_json_prints(server: tuple[int, Path, Any]) -> None:
+    port, db, _ = server
+    printed = subprocess.run([sys.executable, "-m", "relatedpages.cli", "query", "--db", str(db), "--json",
+                              QUERY, "http://www.hub.example/page/", "https://unknown.example/"],
+                             cwd=REPO, capture_output=True, text=True, check=True).stdout.splitlines()
+    for line, query in zip(printed, [QUERY, "http://www.hub.example/page/", "https://unknown.example/"]):
+        status, answer, headers = _related(port, query)
+        assert status == 200 and answer == json.loads(line)
+    assert _related(port, "https://unknown.example/")[1]["found"] is False
+    status, answer, headers = _related(port, QUERY, n="1")
+    assert [item["url"] for item in answer["related"]] == ["https://first.example/one"]
+    assert headers["Content-Security-Policy"].startswith("default-src 'none'")
+    assert headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_errors_are_json_with_their_status(server: tuple[int, Path, Any]) -> None:
+    port, _, _ = server
+    cases = [
+        (_related(port, "not a url at all"), 400, "malformed URL"),
+        (_get(port, "/api/related"), 400, "url is required"),
+        (_related(port, QUERY, algorithm="pagerank"), 404, "unknown algorithm"),
+        (_related(port, QUERY, n="0"), 400, "between 1 and"),
+        (_related(port, QUERY, n="many"), 400, "whole number"),
+        (_related(port, "https://long.example/" + "a" * 5000), 414, "at most 4096"),
+        (_get(port, "/api/related", {"urls": [QUERY] * 1001}), 413, "at most 1000"),
+        (_get(port, "/api/related", raw=b"[" + b"1," * 600_000 + b"1]"), 413, ""),
+        (_get(port, "/api/related", {"url": QUERY}), 400, "expected a JSON object"),
+        (_get(port, "/nothing/here"), 404, ""),
+    ]
+    for (status, payload, _), expected, text in cases:
+        assert status == expected, payload
+        assert isinstance(payload, dict) and payload["status"] == expected and text in payload["error"]
+    status, _, _ = _get(port, "/api/related?url=" + "b" * 9000)  # beyond the request line gunicorn reads
+    assert status == 414
+
+
+def test_a_batch_answers_each_url_and_survives_a_bad_one(server: tuple[int, Path, Any]) -> None:
+    port, _, _ = server
+    status, payload, _ = _get(port, "/api/related", {"urls": [QUERY, "bad url", "https://other.example"], "n": 1})
+    assert status == 200 and payload["algorithm"] == "block"
+    first, bad, other = payload["results"]
+    assert first["found"] and len(first["related"]) == 1
+    assert bad == {"query": "bad url", "error": "malformed URL: 'bad url'", "status": 400}
+    assert other["related"][0]["url"] == QUERY
+
+
+def test_health_and_openapi(server: tuple[int, Path, Any]) -> None:
+    port, db, _ = server
+    status, health, _ = _get(port, "/api/health")
+    assert status == 200 and health["status"] == "ok"
+    block = health["databases"]["block"]
+    assert block["records"] == 2 and block["algorithm"] == "block" and block["problem"] is None
+    assert block["built_at"] == json.loads((db / "manifest.json").read_text())["built_at"]
+    status, spec, _ = _get(port, "/api/openapi.json")
+    assert status == 200 and spec["openapi"].startswith("3.")
+    assert {"get", "post"} <= set(spec["paths"]["/api/related"])
+
+
+def test_a_rebuilt_database_is_served_within_seconds_without_a_failed_request(
+        server: tuple[int, Path, Any]) -> None:
+    port, db, _ = server
+    failures: list[Any] = []
+    seen: set[str] = set()
+    stop = threading.Event()
+
+    def hammer() -> None:
+        for _ in range(20_000):  # bounded in count and (below) in time
+            if stop.is_set():
+                return
+            status, answer, _ = _related(port, QUERY)
+            if status != 200 or not answer.get("found"):
+                failures.append((status, answer))
+            else:
+                seen.add(answer["related"][0]["url"])
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    try:
+        for tag in ("second", "third"):
+            time.sleep(0.5)
+            build_database(_records(tag), db, algorithm="block", parameters={}, source=["test"])
+            deadline = time.monotonic() + 10
+            while f"https://{tag}.example/one" not in seen:
+                assert time.monotonic() < deadline, f"{tag} not served within 10 s: {seen}"
+                time.sleep(0.05)
+            # every worker: a fresh connection lands on either
+            assert all(_related(port, QUERY)[1]["related"][0]["url"] == f"https://{tag}.example/one"
+                       for _ in range(6) if time.sleep(0.3) is None)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert failures == []
+    assert _get(port, "/api/health")[1]["databases"]["block"]["swaps"] >= 1
+
+
+def test_a_corrupt_database_is_never_served(server: tuple[int, Path, Any], tmp_path: Path) -> None:
+    port, db, _ = server
+    candidate = tmp_path / "candidate"
+    build_database(_records("corrupt"), candidate, algorithm="block", parameters={}, source=["test"])
+    part = next(p for p in sorted(candidate.glob("part-*")) if b"corrupt" in p.read_bytes())
+    data = bytearray(part.read_bytes())
+    data[data.index(b"corrupt")] = ord("C")  # same size: only the checksum tells
+    part.write_bytes(bytes(data))
+    os.rename(db, tmp_path / "old")  # a careless copy into place, not a build
+    os.rename(candidate, db)
+    deadline = time.monotonic() + 10
+    while True:
+        status, health, _ = _get(port, "/api/health")
+        if health["databases"]["block"]["problem"]:
+            break
+        assert time.monotonic() < deadline, health
+        time.sleep(0.1)
+    assert health["status"] == "degraded" and "checksum" in health["databases"]["block"]["problem"]
+    for _ in range(10):  # both workers: still the old generation
+        assert _related(port, QUERY)[1]["related"][0]["url"] == "https://first.example/one"
+        time.sleep(0.25)
+
+
+def test_serve_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path) -> None:
+    for args, message in (([], "give at least one --db"),
+                          (["--db", str(tmp_path / "missing")], "--db"),
+                          (["--db", str(tmp_path), "--workers", "0"], "--workers")):
+        done = subprocess.run([sys.executable, "-m", "relatedpages.cli", "serve", *args], cwd=REPO,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and message in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_the_link_index_methods_answer_as_query_links_does(tmp_path: Path) -> None:
+    from relatedpages.store.linkindex import import_edge_list
+
+    edges = tmp_path / "edges.tsv"
+    pages = [f"https://site{i}.example/" for i in range(6)]
+    edges.write_text("".join(f"{hub}\t{page}\n" for hub in pages[:3] for page in pages[3:]), encoding="utf-8")
+    import_edge_list(str(edges), str(tmp_path / "links"), keys="url")
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, "-m", "relatedpages.cli", "serve", "--links",
+                                str(tmp_path / "links"), "--port", str(port), "--workers", "1"],
+                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                status, health, _ = _get(port, "/api/health")
+                break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+        assert status == 200 and health["links"]["algorithms"] == [
+            "companion", "dh-cocitation", "extended-cocitation", "lli"]
+        for algorithm in health["links"]["algorithms"]:
+            printed = subprocess.run([sys.executable, "-m", "relatedpages.cli", "query", "--links",
+                                      str(tmp_path / "links"), "--algorithm", algorithm, "--json", pages[3]],
+                                     cwd=REPO, capture_output=True, text=True, check=True).stdout
+            status, answer, _ = _related(port, pages[3], algorithm=algorithm)
+            assert status == 200 and answer == json.loads(printed)
+        assert _related(port, pages[3])[1]["algorithm"] == "companion"  # the first, by default
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
