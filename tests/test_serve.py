@@ -65,22 +65,18 @@ def server(tmp_path: Path) -> Iterator[tuple[int, Path, subprocess.Popen[str]]]:
     process = subprocess.Popen(
         [sys.executable, "-m", "relatedpages.cli", "serve", "--db", str(db), "--port", str(port),
          "--workers", "2", "--check-every", "0.2"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=(tmp_path / "server.log").open("w"), text=True)
     deadline = time.monotonic() + 30
-    while True:
-        try:
-            if _get(port, "/api/health")[0] == 200:
-                break
-        except OSError:
-            pass
-        assert process.poll() is None, process.communicate()[1]
+    while (tmp_path / "server.log").read_text().count(" ready: block 2 records") < 2:  # both workers
+        assert process.poll() is None, (tmp_path / "server.log").read_text()
         assert time.monotonic() < deadline, "the server did not come up in 30 s"
-        time.sleep(0.2)
+        time.sleep(0.1)
     try:
         yield port, db, process
     finally:
         process.terminate()
         process.wait(timeout=30)
+        print((tmp_path / "server.log").read_text())  # shown when a test fails
 
 
 def test_lookups_are_what_query_json_prints(server: tuple[int, Path, Any]) -> None:

@@ -12,7 +12,7 @@ from relatedpages.commands.common import EXIT_FAILURE, EXIT_OK, UsageError
 
 
 def add_parser(commands: Any) -> None:
-    from relatedpages.serve.server import HOST_DEFAULT, PORT_DEFAULT, WORKERS_DEFAULT
+    from relatedpages.serve.server import HOST_DEFAULT, PORT_DEFAULT, THREADS_DEFAULT, WORKERS_DEFAULT
     from relatedpages.serve.sources import CHECK_EVERY_DEFAULT
 
     serve = commands.add_parser("serve", help="answer lookups over HTTP (JSON API)")
@@ -27,9 +27,9 @@ def add_parser(commands: Any) -> None:
     serve.add_argument("--port", type=int, default=PORT_DEFAULT, help="Default: %(default)s")
     serve.add_argument("--workers", type=int, default=WORKERS_DEFAULT,
                        help="server processes (each with its own open databases). Default: %(default)s")
-    serve.add_argument("--verify", action="store_true",
-                       help="check every checksum of every database when a worker opens it "
-                            "(a rebuilt database is always checked in full before it is served)")
+    serve.add_argument("--threads", type=int, default=THREADS_DEFAULT,
+                       help="request threads per worker (lookups hold the interpreter lock; "
+                            "more threads help only slow --links methods). Default: %(default)s")
     serve.add_argument("--check-every", type=float, default=CHECK_EVERY_DEFAULT, metavar="SECONDS",
                        help="how often each worker looks for a rebuilt database. Default: %(default)s")
     serve.set_defaults(run=run)
@@ -65,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--port must be 1-65535, got {args.port}")
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    if args.threads < 1:
+        raise UsageError(f"--threads must be at least 1, got {args.threads}")
     if args.check_every <= 0:
         raise UsageError(f"--check-every must be positive, got {args.check_every}")
     databases = _named_databases(args.db)
@@ -87,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
           file=sys.stderr, flush=True)
     try:
         serve(ServeSettings(databases, Path(args.links) if args.links else None, args.host,
-                            args.port, args.workers, args.verify, args.check_every))
+                            args.port, args.workers, args.threads, args.check_every))
     except SystemExit as stop:  # gunicorn exits on a port in use, a failed worker boot
         return EXIT_FAILURE if stop.code not in (0, None) else EXIT_OK
     return EXIT_OK

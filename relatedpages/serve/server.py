@@ -1,9 +1,10 @@
 """The production server under ``relatedpages serve``: gunicorn (pre-fork, several worker
-processes, threads in each) running the Flask app, each worker with its own open databases
+processes, keep-alive connections) running the Flask app, each worker with its own open databases
 and its own watcher that swaps rebuilt ones in (:mod:`relatedpages.serve.sources`)."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,9 @@ from relatedpages.serve.sources import CHECK_EVERY_DEFAULT, Sources
 HOST_DEFAULT = "127.0.0.1"
 PORT_DEFAULT = 8080
 WORKERS_DEFAULT = 2
-THREADS_PER_WORKER = 4
+#: One thread per worker: Python threads share one interpreter lock, and on 2 cores four
+#: threads per worker halved the lookups/s (scripts/bench_serve.py: 1,759/s vs 3,695/s).
+THREADS_DEFAULT = 1
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,7 @@ class ServeSettings:
     host: str = HOST_DEFAULT
     port: int = PORT_DEFAULT
     workers: int = WORKERS_DEFAULT
-    verify: bool = False
+    threads: int = THREADS_DEFAULT
     check_every: float = CHECK_EVERY_DEFAULT
 
 
@@ -36,17 +39,21 @@ def app_factory(settings: ServeSettings) -> Callable[[], Any]:
     """A function that makes one worker's app: its databases opened and watched, the link
     index (when given) loaded with every page-level method at its defaults."""
     def make() -> Any:
-        sources = Sources(dict(settings.databases), verify_at_start=settings.verify,
-                          check_every=settings.check_every)
+        sources = Sources(dict(settings.databases), check_every=settings.check_every)
         sources.start()
         methods = None
         if settings.links is not None:
             from relatedpages.baselines.methods import PAGE_METHODS
             from relatedpages.store.linkindex import load_link_graph
 
-            graph = load_link_graph(settings.links, verify="full" if settings.verify else "sizes")
+            graph = load_link_graph(settings.links, verify="full")
             methods = Methods(graph, {name: method.params() for name, method in PAGE_METHODS.items()},
                               str(settings.links))
+        logging.getLogger(__name__).info(
+            "worker %d ready: %s", os.getpid(),
+            "; ".join(f"{name} {item['records']} records, built {item['built_at']}"
+                      if item["serving"] else f"{name} NOT serving ({item['problem']})"
+                      for name, item in sources.health().items()) or "link index only")
         return create_app(sources, methods)
     return make
 
@@ -66,12 +73,14 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
 
 def run(settings: ServeSettings) -> None:
     """Serve until interrupted (SIGINT/SIGTERM end it gracefully)."""
+    logging.basicConfig(format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s",
+                        level=logging.WARNING, force=True)
     logging.getLogger("relatedpages").setLevel(logging.INFO)
     _Gunicorn(app_factory(settings), {
         "bind": f"[{settings.host}]:{settings.port}" if ":" in settings.host else f"{settings.host}:{settings.port}",
         "workers": settings.workers,
         "worker_class": "gthread",
-        "threads": THREADS_PER_WORKER,
+        "threads": settings.threads,
         "preload_app": False,  # each worker opens its own databases and watcher
         "limit_request_line": MAX_REQUEST_LINE,
         "timeout": 60,
@@ -81,4 +90,7 @@ def run(settings: ServeSettings) -> None:
         "errorlog": "-",
         "loglevel": "info",
         "proc_name": "relatedpages-serve",
+        # no control socket in ~/.gunicorn (shared by every gunicorn of the user): stop the
+        # server with SIGTERM / Ctrl-C
+        "control_socket_disable": True,
     }).run()

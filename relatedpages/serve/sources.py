@@ -5,8 +5,8 @@ A build replaces a database by exchanging folders (:mod:`relatedpages.store.dbbu
 the folder at a path changes identity (device, inode) when a new generation is in place.
 A watcher thread stats every path once per ``check_every`` seconds; a new identity is opened
 with full verification (every checksum, :class:`relatedpages.store.db.Verify`) in the
-background, then swapped in by one reference assignment.  The old generation stays open for
-``grace`` seconds, so requests that hold it finish; a candidate that fails verification is
+background, then swapped in by one reference assignment.  Every worker opens every database with the same full check when it starts.  The old
+generation stays open for ``grace`` seconds, so requests that hold it finish; a candidate that fails verification is
 never served: the old one keeps answering and :meth:`Sources.health` says why.
 """
 from __future__ import annotations
@@ -71,7 +71,6 @@ class Sources:
     """Named databases, opened and watched (:meth:`start`), read by request threads."""
 
     paths: dict[str, Path]
-    verify_at_start: bool = False
     check_every: float = CHECK_EVERY_DEFAULT
     grace: float = GRACE_DEFAULT
     sources: dict[str, Source] = field(default_factory=dict)
@@ -82,7 +81,9 @@ class Sources:
     def __post_init__(self) -> None:
         for name, path in self.paths.items():
             source = Source(name, Path(path))
-            self._load(source, Verify.FULL if self.verify_at_start else Verify.SIZES)
+            # in full at start too: a worker that boots (or reboots) after a careless copy
+            # into place must not serve it either
+            self._load(source, Verify.FULL)
             self.sources[name] = source
 
     def names(self) -> list[str]:

@@ -30,3 +30,22 @@ if [ ! -f "$STAMP" ]; then
   touch "$STAMP"
 fi
 export PATH="$VENV/bin:$PATH"
+
+# System tools from Debian's packages that some commands and tests need (the load benchmark's
+# wrk); installed when missing and this shell may (root, apt-get present), else a note.
+ensure_debian_packages() {
+  local missing=()
+  for pair in "$@"; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair##*:}")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "==> installing ${missing[*]} (apt-get)" >&2
+    apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 ||
+      { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1; } ||
+      echo "==> could not install ${missing[*]}; tests that need them fail in CI" >&2
+  else
+    echo "==> missing ${missing[*]}: install them (Debian: apt-get install ${missing[*]})" >&2
+  fi
+}
+ensure_debian_packages wrk:wrk
