@@ -28,6 +28,7 @@ TEST_REQUIRES = [
     "hypothesis==6.170.15",
     "mypy==2.4.1",
     "lxml-stubs==0.5.1",
+    "selenium==4.50.0",  # the explorer's tests drive Debian's chromium (chromium-driver)
 ]
 
 setup(
@@ -37,7 +38,7 @@ setup(
     license="MIT",
     python_requires=">=3.11,<3.12",
     packages=find_packages(include=["relatedpages*", "jobs*", "segmenter*", "filters*"]),
-    package_data={"filters": ["data/*"]},
+    package_data={"filters": ["data/*"], "relatedpages": ["serve/static/*"]},
     # the configuration a user edits (filters/config.py finds it: a checkout's conf/ first)
     data_files=[("share/relatedpages/conf", ["conf/mrjob.conf", "conf/sites.tsv",
                                              "conf/stoplist.txt", "conf/relatedpages.cron"])],

@@ -6,10 +6,12 @@ and an OpenAPI description.  Every error is JSON with its status.
     POST /api/related  {"urls": [U, …], "algorithm": A, "n": N}   a batch
     GET  /api/health                                each database: algorithm, build, records, verified
     GET  /api/openapi.json
+    GET  /                                          the explorer page (static/explore.*)
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
@@ -33,6 +35,16 @@ API_SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+#: The explorer runs only its own script and style, and talks only to this server: no
+#: inline script (an injected one would not run), no other origin, no plugin, no framing.
+PAGE_SECURITY_HEADERS = {
+    "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; "
+                                "connect-src 'self'; img-src 'self'; base-uri 'none'; "
+                                "form-action 'self'; frame-ancestors 'none'"),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+STATIC = Path(__file__).resolve().parent / "static"
 
 
 class ApiError(Exception):
@@ -52,7 +64,7 @@ class Methods:
 
 def create_app(sources: Sources, methods: Methods | None = None) -> Flask:
     """The WSGI app over ``sources`` (and the ``--links`` methods)."""
-    app = Flask("relatedpages.serve")
+    app = Flask("relatedpages.serve", static_folder=str(STATIC), static_url_path="/static")
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
@@ -138,6 +150,10 @@ def create_app(sources: Sources, methods: Methods | None = None) -> Flask:
     def openapi() -> Any:
         return jsonify(openapi_document(sources.names() + link_names))
 
+    @app.get("/")
+    def explore() -> Any:
+        return app.send_static_file("explore.html")
+
     @app.errorhandler(ApiError)
     def api_error(error: ApiError) -> Any:
         return jsonify({"error": str(error), "status": error.status}), error.status
@@ -149,8 +165,9 @@ def create_app(sources: Sources, methods: Methods | None = None) -> Flask:
 
     @app.after_request
     def secure(response: Response) -> Response:
-        response.headers.update(API_SECURITY_HEADERS)
-        response.headers.setdefault("Cache-Control", "no-store")
+        api = request.path.startswith("/api/")
+        response.headers.update(API_SECURITY_HEADERS if api else PAGE_SECURITY_HEADERS)
+        response.headers.setdefault("Cache-Control", "no-store" if api else "no-cache")
         return response
 
     return app

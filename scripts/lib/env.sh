@@ -32,11 +32,13 @@ fi
 export PATH="$VENV/bin:$PATH"
 
 # System tools from Debian's packages that some commands and tests need (the load benchmark's
-# wrk); installed when missing and this shell may (root, apt-get present), else a note.
+# wrk, the explorer tests' chromium and a font with Chinese glyphs); installed when missing and this shell may (root, apt-get present), else a note.
 ensure_debian_packages() {
   local missing=()
   for pair in "$@"; do
-    command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair##*:}")
+    local need="${pair%%:*}"  # a command, or a file the package installs
+    if [ "${need:0:1}" = / ]; then [ -e "$need" ] || missing+=("${pair##*:}")
+    else command -v "$need" >/dev/null 2>&1 || missing+=("${pair##*:}"); fi
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -48,4 +50,4 @@ ensure_debian_packages() {
     echo "==> missing ${missing[*]}: install them (Debian: apt-get install ${missing[*]})" >&2
   fi
 }
-ensure_debian_packages wrk:wrk
+ensure_debian_packages wrk:wrk chromium:chromium chromedriver:chromium-driver /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc:fonts-wqy-zenhei
