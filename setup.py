@@ -38,7 +38,7 @@ setup(
     license="MIT",
     python_requires=">=3.11,<3.12",
     packages=find_packages(include=["relatedpages*", "jobs*", "segmenter*", "filters*"]),
-    package_data={"filters": ["data/*"], "relatedpages": ["serve/static/*"]},
+    package_data={"filters": ["data/*"], "relatedpages": ["serve/static/*", "study/static/*"]},
     # the configuration a user edits (filters/config.py finds it: a checkout's conf/ first)
     data_files=[("share/relatedpages/conf", ["conf/mrjob.conf", "conf/sites.tsv",
                                              "conf/stoplist.txt", "conf/relatedpages.cron"])],

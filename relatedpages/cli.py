@@ -41,12 +41,13 @@ from relatedpages.commands import (
     query,
     segment,
     serve,
+    study,
     verify,
 )
 from relatedpages.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
 
 #: The subcommands in the order ``--help`` lists them.
-COMMANDS = (verify, segment, build, query, serve, generate, demo, evaluate, linkgraph,
+COMMANDS = (verify, segment, build, query, serve, study, generate, demo, evaluate, linkgraph,
             equivalent, moved, authorities)
 
 

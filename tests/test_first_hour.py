@@ -94,3 +94,11 @@ def test_hadoop_without_its_environment_says_what_to_do(tmp_path: Path) -> None:
             "relatedpages: error: --runner hadoop: no `hadoop` command on PATH and HADOOP_HOME "
             "is not set. Run scripts/hadoop-setup once, then `source hadoop/env.sh`")
         assert "Traceback" not in done.stderr
+
+
+def test_generate_makes_the_output_folder(tmp_path: Path) -> None:
+    """`relatedpages generate -o out/web.warc.gz` in a fresh checkout (no out/ yet): the
+    README's study commands failed on it."""
+    done = relatedpages("generate", "--pages", "20", "-o", str(tmp_path / "new" / "web.warc.gz"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "new" / "web.warc.gz").is_file()

@@ -12,7 +12,7 @@ from relatedpages import cli
 PACKAGE = Path(__file__).resolve().parent.parent / "relatedpages"
 
 #: Lower groups first: a module may import its own group and the groups before it.
-LAYERS = ("corpus", "scoring", "store", "baselines", "evaluation", "serve", "commands")
+LAYERS = ("corpus", "scoring", "store", "baselines", "evaluation", "serve", "study", "commands")
 
 
 def _imported_groups(path: Path) -> set[str]:

@@ -937,6 +937,7 @@ def generate_crawl(path: str | os.PathLike[str], *, pages: int, seed: int = SEED
     topics_target = topics_path_for(target)
     partial = target.with_name(target.name + ".partial")
     topics_partial = topics_target.with_name(topics_target.name + ".partial")
+    target.parent.mkdir(parents=True, exist_ok=True)  # `-o out/web.warc.gz` in a fresh checkout
     web = _Web(pages, seed)
     start = _warc_start(seed)
     written = 0

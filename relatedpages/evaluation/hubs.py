@@ -10,14 +10,9 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lxml import etree
-
-
-if TYPE_CHECKING:
-    from relatedpages.baselines import Answer
-    from relatedpages.store.linkgraph import LinkGraph
 
 logger = logging.getLogger(__name__)
 

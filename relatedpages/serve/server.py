@@ -71,16 +71,17 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
         return self._make_app()
 
 
-def run(settings: ServeSettings) -> None:
-    """Serve until interrupted (SIGINT/SIGTERM end it gracefully)."""
+def serve_app(make_app: Callable[[], Any], host: str, port: int, *, workers: int,
+              threads: int) -> None:
+    """Serve the app ``make_app`` builds (in each worker) until SIGINT/SIGTERM."""
     logging.basicConfig(format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s",
                         level=logging.WARNING, force=True)
     logging.getLogger("relatedpages").setLevel(logging.INFO)
-    _Gunicorn(app_factory(settings), {
-        "bind": f"[{settings.host}]:{settings.port}" if ":" in settings.host else f"{settings.host}:{settings.port}",
-        "workers": settings.workers,
+    _Gunicorn(make_app, {
+        "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+        "workers": workers,
         "worker_class": "gthread",
-        "threads": settings.threads,
+        "threads": threads,
         "preload_app": False,  # each worker opens its own databases and watcher
         "limit_request_line": MAX_REQUEST_LINE,
         "timeout": 60,
@@ -94,3 +95,9 @@ def run(settings: ServeSettings) -> None:
         # server with SIGTERM / Ctrl-C
         "control_socket_disable": True,
     }).run()
+
+
+def run(settings: ServeSettings) -> None:
+    """Serve lookups until interrupted (SIGINT/SIGTERM end it gracefully)."""
+    serve_app(app_factory(settings), settings.host, settings.port, workers=settings.workers,
+              threads=settings.threads)

@@ -1,0 +1,85 @@
+"""The grading page of ``relatedpages study serve`` (a Flask WSGI app over the study's
+SQLite file): graders give their name, then grade each query page's shuffled results
+0/1/2 with the keyboard; every grade is committed when it is given, so closing the browser
+loses nothing and the next visit resumes at the first unfinished page.
+
+    GET  /                                   the grading page (static/grade.*)
+    GET  /api/progress?grader=NAME           finished, total, first unfinished position
+    GET  /api/query/POSITION?grader=NAME     the query page and its results (no system names)
+    POST /api/grade {"grader", "result", "grade"}
+"""
+from __future__ import annotations
+
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, jsonify, request
+from werkzeug.exceptions import HTTPException
+
+from relatedpages.serve.app import API_SECURITY_HEADERS, PAGE_SECURITY_HEADERS
+from relatedpages.study.store import StudyError, connect, grader_id, meta, progress, query_page, set_grade
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def create_app(study: Path) -> Flask:
+    app = Flask("relatedpages.study", static_folder=str(STATIC), static_url_path="/static")
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    connect(study).close()  # refuses a missing study now, not at the first request
+
+    def grader() -> tuple[Any, int]:
+        connection = connect(study)
+        name = request.args.get("grader") if request.method == "GET" else (request.get_json(silent=True) or {}).get("grader")
+        if not isinstance(name, str):
+            raise StudyError("grader is required")
+        return connection, grader_id(connection, name)
+
+    @app.get("/")
+    def page() -> Any:
+        return app.send_static_file("grade.html")
+
+    @app.get("/api/progress")
+    def progress_of() -> Any:
+        connection, who = grader()
+        with closing(connection):
+            done, total, first = progress(connection, who)
+            return jsonify({"study": meta(connection)["name"], "done": done, "total": total, "next": first})
+
+    @app.get("/api/query/<int:position>")
+    def query(position: int) -> Any:
+        connection, who = grader()
+        with closing(connection):
+            shown = query_page(connection, position, who)
+            if shown is None:
+                return jsonify({"error": f"no query page {position}", "status": 404}), 404
+            done, total, _ = progress(connection, who)
+            return jsonify({**shown, "done": done, "total": total})
+
+    @app.post("/api/grade")
+    def grade() -> Any:
+        body = request.get_json(silent=True) or {}
+        connection, who = grader()
+        with closing(connection):
+            result, value = body.get("result"), body.get("grade")
+            if not isinstance(result, int) or not isinstance(value, int) or isinstance(value, bool):
+                raise StudyError('expected {"grader": NAME, "result": ID, "grade": 0|1|2}')
+            set_grade(connection, who, result, value)
+            return jsonify({"saved": True, "result": result, "grade": value})
+
+    @app.errorhandler(StudyError)
+    def study_error(error: StudyError) -> Any:
+        return jsonify({"error": str(error), "status": 400}), 400
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException) -> Any:
+        return jsonify({"error": error.description, "status": error.code}), error.code or 500
+
+    @app.after_request
+    def secure(response: Response) -> Response:
+        api = request.path.startswith("/api/")
+        response.headers.update(API_SECURITY_HEADERS if api else PAGE_SECURITY_HEADERS)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    return app
