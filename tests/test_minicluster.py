@@ -12,6 +12,7 @@ Skipped without a JDK 17 or Maven, except in CI (``CI=true``), where that fails.
 """
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -109,7 +110,10 @@ def test_nightly_on_the_cluster(cluster_env, tmp_path):
     assert night.returncode == 0, night.stderr[-3000:]
     assert " ok: " in night.stdout and "(hadoop runner;" in night.stdout
     log = next((tmp_path / "db-yarn.logs").glob("nightly-*.log")).read_text()
-    assert HADOOP_FRAMEWORK_GROUP in log  # YARN's counters came back
+    jobs_log = next((tmp_path / "db-yarn.logs").glob("jobs-*.log")).read_text()
+    assert HADOOP_FRAMEWORK_GROUP in jobs_log  # YARN's counters came back, into the jobs' log
+    assert re.search(r"segment: Hadoop job\(s\) .*job_\d+_\d+", log)  # the nightly log names the jobs
+    assert re.search(r"segment: step 1/1, map 100% reduce 100%, 100% done", log)  # and their progress
     assert "pages                300" in log
     # the intermediate outputs stay on HDFS, where a cluster's next steps would read them
     listing = hdfs(cluster_env, "-ls", "/user/rp").decode()
