@@ -30,7 +30,7 @@ from jobs.progress import READ_STATUS
 from filters.site import site_of
 from filters.urls import normalise_url
 from relatedpages.corpus.ingest import MAX_PAGE_BYTES_DEFAULT, Skip, read_pages
-from segmenter import blocks_as_json, segment_bytes
+from segmenter import segment_bytes, segment_record
 from segmenter.adjust import add_adjust_options, adjust_params_from
 
 INGEST_GROUP = "ingest"
@@ -115,12 +115,13 @@ class MRSegment(ShippedJob):
             if item.truncated:
                 self.increment_counter(SEGMENT_GROUP, SegmentCounter.PAGE_TRUNCATED.value)
             segmentation = segment_bytes(item.body, url, item.http_charset, self.adjust_params)
-            blocks = blocks_as_json(segmentation.blocks)
+            record = segment_record(segmentation)
+            blocks = record["blocks"]
             self._count_page(blocks)
             pages += 1
             if pages % STATUS_EVERY == 0:
                 self.set_status(f"segmented {pages} pages of {uri}")
-            yield url, [uri, item.ordinal, {"url": url, "site": site_of(url), "blocks": blocks}]
+            yield url, [uri, item.ordinal, {**record, "url": url, "site": site_of(url)}]
         self.set_status(f"{READ_STATUS}{uri}")  # the whole file is read (jobs.progress: ETA)
 
     def _count_page(self, blocks: list[list[dict[str, Any]]]) -> None:

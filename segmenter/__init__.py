@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from segmenter.adjust import AdjustParams, adjust, blocks_of
+from segmenter.adjust import MIN_BLOCK_LINKS, AdjustParams, adjust, blocks_of
 from segmenter.scan import Link, Section, scan_html
 
 __all__ = [
@@ -19,8 +19,10 @@ __all__ = [
     "Section",
     "Segmentation",
     "blocks_as_json",
+    "loose_as_json",
     "segment_bytes",
     "segment_html",
+    "segment_record",
 ]
 
 
@@ -41,6 +43,19 @@ class Segmentation:
     @property
     def blocks_before_adjusting(self) -> list[tuple[Link, ...]]:
         return blocks_of(self.sections)
+
+    @property
+    def loose(self) -> list[tuple[int, Link]]:
+        """The links in no block (sections of one link), in page order, each with the
+        number of blocks before it: the page's other links, for the link index."""
+        loose: list[tuple[int, Link]] = []
+        blocks = 0
+        for section in self.adjusted:
+            if len(section.links) >= MIN_BLOCK_LINKS:
+                blocks += 1
+            else:
+                loose.extend((blocks, link) for link in section.links)
+        return loose
 
 
 def _resolve(href: str, base: str) -> str | None:
@@ -79,3 +94,25 @@ def blocks_as_json(blocks: list[tuple[Link, ...]]) -> list[list[dict[str, Any]]]
         [{"href": link.href, "anchor": link.anchor, "pos": pos} for pos, link in enumerate(block)]
         for block in blocks
     ]
+
+
+def loose_as_json(loose: list[tuple[int, Link]]) -> list[dict[str, Any]]:
+    """The segment record's ``loose`` links: ``[{"href", "anchor", "at"}, …]`` in page
+    order, ``at`` = the number of blocks before the link on the page."""
+    return [{"href": link.href, "anchor": link.anchor, "at": at} for at, link in loose]
+
+
+def segment_record(segmentation: Segmentation) -> dict[str, Any]:
+    """The segment record of a page (DESIGN.md; ``jobs.segment`` writes it): its URL, site,
+    link blocks, and the links in no block (``loose``, in page order).
+
+    >>> seg = segment_html('<p><a href="/about">About</a></p><ul><li><a href="/a">A</a>'
+    ...                    '<li><a href="/b">B</a></ul>', "http://example.com/")
+    >>> record = segment_record(seg)
+    >>> [len(block) for block in record["blocks"]], record["loose"]
+    ([2], [{'href': 'http://example.com/about', 'anchor': 'About', 'at': 0}])
+    """
+    from filters.site import site_of
+
+    return {"url": segmentation.url, "site": site_of(segmentation.url),
+            "blocks": blocks_as_json(segmentation.blocks), "loose": loose_as_json(segmentation.loose)}

@@ -98,7 +98,11 @@ def test_real_segments_inline_and_local_equal_the_oracle(aeb_segments: Any, tmp_
     assert inline_counters == local_counters == {event.value: count for event, count in events.items()}
     pages = len(records)
     assert inline_counters["pages_indexed"] == pages
-    assert inline_counters["links_indexed"] == sum(len(block) for record in records for block in record["blocks"])
+    # every link of every page: its blocks' and those in no block (issue 13, item 6)
+    in_blocks = sum(len(block) for record in records for block in record["blocks"])
+    loose = sum(len(record["loose"]) for record in records)
+    assert loose > 0.1 * in_blocks  # real pages have many links outside blocks
+    assert inline_counters["links_indexed"] == in_blocks + loose
     assert sum(record["crawled"] for record in inline.values()) == pages
     # every in-link is an out-link of its source, and the other way round
     cited = {(source, node) for node, record in inline.items() for source in record["in"]}
@@ -113,10 +117,16 @@ def test_job_output_as_database_loads_like_from_pages(aeb_segments: Any, tmp_pat
     assert summary.records == len(output)
     assert sum(summary.rejected.values()) == 0
     graph = load_link_graph(tmp_path / "db")
-    expected = LinkGraph.from_pages(
-        (record["url"], [(link["href"], link["anchor"], number)
-                         for number, block in enumerate(record["blocks"]) for link in block])
-        for record in records)
+    def page_order(record: dict[str, Any]) -> list[tuple[str, str, int]]:
+        """Every link of the page in page order: the loose ones (block -1) before block `at`."""
+        links: list[tuple[str, str, int]] = []
+        for number in range(len(record["blocks"]) + 1):
+            links += [(link["href"], link["anchor"], -1) for link in record["loose"] if link["at"] == number]
+            if number < len(record["blocks"]):
+                links += [(link["href"], link["anchor"], number) for link in record["blocks"][number]]
+        return links
+
+    expected = LinkGraph.from_pages((record["url"], page_order(record)) for record in records)
     assert len(graph) == len(expected) and graph.edges == expected.edges
     for node in range(len(expected)):
         mine = graph.id_of(expected.name(node))

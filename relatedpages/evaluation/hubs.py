@@ -135,7 +135,7 @@ def load_corpus_file(path: str, parse_lists: bool = False) -> CorpusFile:
     from filters.site import site_of
     from filters.urls import normalise_url
     from relatedpages.corpus.ingest import Page, read_pages
-    from segmenter import blocks_as_json, segment_bytes
+    from segmenter import segment_bytes, segment_record
     from segmenter.decode import decode_html
 
     started = time.monotonic()
@@ -151,8 +151,7 @@ def load_corpus_file(path: str, parse_lists: bool = False) -> CorpusFile:
             skipped += 1
             continue
         segmentation = segment_bytes(item.body, url, item.http_charset)
-        records[url] = {"url": url, "site": site_of(url),
-                        "blocks": blocks_as_json(segmentation.blocks)}
+        records[url] = {**segment_record(segmentation), "url": url, "site": site_of(url)}
         if parse_lists:
             lists[url] = hub_sections(decode_html(item.body, item.http_charset).text, url)
     if skipped:

@@ -402,9 +402,18 @@ def page_out_links(
 ) -> tuple[str, list[list[Any]]] | None:
     """A segment record's page URL and out-links ``[[href, anchor, block], …]``.
 
-    Out-links are every block's links in block order, ``block`` = the block's index in
-    the record; hrefs are re-normalised (dropped and counted when they do not).  Returns
+    Out-links are all of the page's links in page order: every block's links, ``block`` =
+    the block's index in the record, and between them the links in no block (the record's
+    ``loose`` links, ``block`` = -1) where the page has them (``at`` = the blocks before).
+    Companion and Cocitation read the links around a link in the page, not only those of
+    its block.  hrefs are re-normalised (dropped and counted when they do not).  Returns
     None (counting ``bad_segment_record``) when the record is not a segment record.
+
+    >>> events = {}
+    >>> page_out_links({"url": "http://p.example/", "blocks": [[{"href": "http://a.example/", "anchor": "A"}]],
+    ...                 "loose": [{"href": "http://z.example/", "anchor": "Z", "at": 1},
+    ...                           {"href": "http://x.example/", "anchor": "X", "at": 0}]}, events)[1]
+    [['http://x.example/', 'X', -1], ['http://a.example/', 'A', 0], ['http://z.example/', 'Z', -1]]
     """
     if not isinstance(record, dict):
         _count(events, LinkEvent.BAD_SEGMENT_RECORD)
@@ -414,9 +423,20 @@ def page_out_links(
     if page is None or not isinstance(blocks, list) or not all(isinstance(block, list) for block in blocks):
         _count(events, LinkEvent.BAD_SEGMENT_RECORD)
         return None
+    loose: dict[int, list[Any]] = {}
+    given = record.get("loose", [])
+    for link in given if isinstance(given, list) else [None]:
+        at = link.get("at") if isinstance(link, dict) else None
+        if isinstance(at, int) and not isinstance(at, bool) and 0 <= at <= len(blocks):
+            loose.setdefault(at, []).append(link)
+        else:
+            _count(events, LinkEvent.MALFORMED_LINK)
     out: list[list[Any]] = []
-    for number, block in enumerate(blocks):
-        for link in block:
+    for number in range(len(blocks) + 1):
+        in_order = [(-1, link) for link in loose.get(number, ())]
+        if number < len(blocks):
+            in_order += [(number, link) for link in blocks[number]]
+        for block, link in in_order:
             href = link.get("href") if isinstance(link, dict) else None
             anchor = link.get("anchor", "") if isinstance(link, dict) else None
             if not isinstance(href, str) or not isinstance(anchor, str):
@@ -426,7 +446,7 @@ def page_out_links(
             if target is None:
                 _count(events, LinkEvent.UNUSABLE_HREF)
                 continue
-            out.append([target, anchor, number])
+            out.append([target, anchor, block])
     _count(events, LinkEvent.PAGES)
     _count(events, LinkEvent.LINKS, len(out))
     return page, out
