@@ -200,3 +200,34 @@ def test_grading_resuming_and_the_report(study: dict[str, Any], server: str, tmp
     kappa = cohen_kappa([a for a, _ in pairs], [b for _, b in pairs])
     assert f"Cohen's kappa ann / bob: {kappa:.3f} on {len(pairs)} results graded by both" in report
     assert "Fleiss' kappa, all 2 graders" in report and "per topic" in report
+
+
+@pytest.mark.slow
+def test_a_study_of_the_shared_data(tmp_path: Path, shared_data: Any) -> None:
+    """create, grade and report on databases built from the real web pages of
+    ``../shared/data`` (block co-citation and traditional co-citation at their defaults)."""
+    web = shared_data("web/aeb-pages.warc.gz")
+    _cli("build", str(web), "--db", str(tmp_path / "block"))
+    _cli("build", str(web), "--db", str(tmp_path / "cocitation"), "--algorithm", "cocitation")
+    (tmp_path / "queries.txt").write_text("https://variety.com/\nhttps://deadline.com/\n"
+                                          "https://nowhere.example/\n", encoding="utf-8")
+    created = _cli("study", "create", "--name", "real", "--studies", str(tmp_path), "--systems",
+                   f"block={tmp_path / 'block'},cocitation={tmp_path / 'cocitation'}",
+                   "--queries", str(tmp_path / "queries.txt"), "--seed", "1").stdout
+    assert "2 query pages" in created and "skipped 1 query page(s) no system knows" in created
+    from contextlib import closing
+
+    from relatedpages.study.store import connect, grader_id, query_page, set_grade
+
+    with closing(connect(tmp_path / "real.sqlite")) as connection:
+        who = grader_id(connection, "carol")
+        for position in range(2):
+            page = query_page(connection, position, who)
+            assert page is not None and page["results"]
+            for result in page["results"]:  # the same site's pages are related, others not
+                same = result["url"].split("/")[2] == page["url"].split("/")[2]
+                set_grade(connection, who, result["id"], 2 if same else 1 if ".com" in result["url"] else 0)
+    report = _cli("study", "report", "--name", "real", "--studies", str(tmp_path),
+                  "--plot", str(tmp_path / "real")).stdout
+    assert "2 query pages, 2 fully graded; graders: carol" in report
+    assert re.search(r"^\s+1\s+\d\.\d{3} \[", report, re.M)
