@@ -36,8 +36,6 @@ POLL_SECONDS = 0.5
 #: The status a segment task sets when it has read a whole input file.
 READ_STATUS = "read "
 
-_COUNTER = re.compile(r"^reporter:counter:([^,]*),([^,]*),(-?\d+)$")
-_STATUS = re.compile(r"^reporter:status:(.*)$")
 _STEP = re.compile(r"Running step (\d+) of (\d+)")
 _PERCENT = re.compile(r"^\s*map\s+(\d+)%\s+reduce\s+(\d+)%\s*$")
 _JOB_ID = re.compile(r"Running job: (\S+)|Submitted application (\S+)")
@@ -58,25 +56,22 @@ class Observed:
         return self.counters.get(group, {}).get(name, 0)
 
 
-def read_task_lines(lines: Sequence[str], observed: Observed) -> None:
-    """Add the ``reporter:`` lines of a task's stderr to ``observed``.
+def read_task_lines(lines: Sequence[bytes], observed: Observed) -> None:
+    """Add the ``reporter:`` lines of a task's stderr to ``observed`` (parsed by mrjob's
+    own :func:`mrjob.parse.parse_mr_job_stderr`, as the runner does when the task ends).
 
     >>> seen = Observed()
-    >>> read_task_lines(["reporter:counter:segment,pages_segmented,1", "noise",
-    ...                  "reporter:counter:segment,pages_segmented,2",
-    ...                  "reporter:status:read file:///crawl/a.warc.gz"], seen)
+    >>> read_task_lines([b"reporter:counter:segment,pages_segmented,1", b"noise",
+    ...                  b"reporter:counter:segment,pages_segmented,2",
+    ...                  b"reporter:status:read file:///crawl/a.warc.gz"], seen)
     >>> seen.counter("segment", "pages_segmented"), seen.files_read
     (3, ['file:///crawl/a.warc.gz'])
     """
-    for line in lines:
-        counter = _COUNTER.match(line)
-        if counter:
-            group = observed.counters.setdefault(counter.group(1), {})
-            group[counter.group(2)] = group.get(counter.group(2), 0) + int(counter.group(3))
-            continue
-        status = _STATUS.match(line)
-        if status and status.group(1).startswith(READ_STATUS):
-            observed.files_read.append(status.group(1)[len(READ_STATUS):])
+    from mrjob.parse import parse_mr_job_stderr
+
+    parsed = parse_mr_job_stderr(lines, counters=observed.counters)
+    observed.files_read += [status[len(READ_STATUS):] for status in parsed["statuses"]
+                            if status.startswith(READ_STATUS)]
 
 
 def read_driver_line(message: str, observed: Observed) -> None:
@@ -104,9 +99,11 @@ def read_driver_line(message: str, observed: Observed) -> None:
             observed.job_ids.append(job_id)
 
 
-def _sizes(inputs: Sequence[str]) -> dict[str, int]:
-    """Bytes of each local input (by path and by file:// URI); remote inputs are unknown."""
+def _sizes(inputs: Sequence[str]) -> tuple[dict[str, int], int]:
+    """Bytes of each local input (by each spelling a task may report: as given, as a path,
+    absolute, as a file:// URI) and the total over distinct files; remote inputs are unknown."""
     sizes: dict[str, int] = {}
+    distinct: dict[str, int] = {}
     for name in inputs:
         path = name[len("file://"):] if name.startswith("file://") else name
         if "://" in path:
@@ -116,9 +113,10 @@ def _sizes(inputs: Sequence[str]) -> dict[str, int]:
         except OSError:
             continue
         absolute = str(Path(path).resolve())
+        distinct[absolute] = size
         for key in (name, path, absolute, Path(absolute).as_uri()):
             sizes[key] = size
-    return sizes
+    return sizes, sum(distinct.values())
 
 
 def fraction_done(observed: Observed, input_sizes: dict[str, int], total_bytes: int) -> float | None:
@@ -287,8 +285,7 @@ class _TaskFiles:
             complete, _, rest = data.rpartition(b"\n")
             if rest:
                 self._partial[path] = rest
-            lines = complete.decode("utf-8", "replace").splitlines()
-            read_task_lines(lines, observed)
+            read_task_lines(complete.splitlines(), observed)
 
 
 @contextmanager
@@ -303,8 +300,7 @@ def watch(label: str, job_runner: Any, inputs: Sequence[str]) -> Iterator[Observ
     driver = _DriverLines(observed, lock)
     job_logger = logging.getLogger("mrjob")
     job_logger.addHandler(driver)
-    sizes = _sizes(inputs)
-    total_bytes = sum({str(Path(k).resolve()): v for k, v in sizes.items() if "://" not in k}.values())
+    sizes, total_bytes = _sizes(inputs)
     tasks = _TaskFiles(job_runner)
     started = time.monotonic()
     stop = threading.Event()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ from typing import Any
 import pytest
 
 from relatedpages.store.db import build_database
-from tests.prerequisites import missing_prerequisite
+from tests.web import chromium, free_port, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -51,14 +50,6 @@ def _warc(path: Path) -> None:
                 http_headers=headers))
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("explore")
@@ -70,7 +61,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     build_database([(TARGETS[0], [[EVIL, 9.0, [["evil.example", 1.0, EVIL, HOSTILE]]],
                                   [TARGETS[1], 1.0, [["ok.example", 1.0]]]])],
                    folder / "crafted", algorithm="block", parameters={}, source=["test"])
-    port = _free_port()
+    port = free_port()
     log = (folder / "server.log").open("w")
     server = subprocess.Popen([sys.executable, "-m", "relatedpages.cli", "serve", "--db", f"block={folder / 'block'}",
                                "--db", f"crafted={folder / 'crafted'}", "--port", str(port), "--workers", "1"],
@@ -88,34 +79,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if chromium is None or driver is None:
-        missing_prerequisite("chromium and chromium-driver are not installed (scripts/test installs them "
-                             "as root)", "the browser tests")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900",
-                     "--lang=en"):
-        options.add_argument(argument)
-    options.binary_location = chromium
-    session = webdriver.Chrome(service=Service(driver), options=options)
-    session.implicitly_wait(0)
+    session = chromium()
     try:
         yield session
     finally:
         session.quit()
-
-
-def _wait(condition: Any, seconds: float = 10.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out waiting in the browser"
-        time.sleep(0.05)
 
 
 def _columns(browser: Any) -> dict[str, Any]:
@@ -145,7 +113,7 @@ def _no_alert(browser: Any) -> None:
 
 def test_a_lookup_shows_both_databases_side_by_side(browser: Any, site: str) -> None:
     browser.get(f"{site}/?url={urllib.parse.quote(TARGETS[0])}")
-    columns = _wait(lambda: len(_columns(browser)) == 2 and _columns(browser))
+    columns = wait_until(lambda: len(_columns(browser)) == 2 and _columns(browser))
     for algorithm, column in columns.items():
         shown = [link.get_attribute("href") or link.text
                  for link in column.find_elements("css selector", "ol.results > li > a, ol.results > li > span.unsafe")]
@@ -157,7 +125,7 @@ def test_a_lookup_shows_both_databases_side_by_side(browser: Any, site: str) -> 
 
 def test_hostile_anchors_are_text_and_javascript_urls_are_not_links(browser: Any, site: str) -> None:
     browser.get(f"{site}/?url={urllib.parse.quote(TARGETS[0])}")
-    columns = _wait(lambda: len(_columns(browser)) == 2 and _columns(browser))
+    columns = wait_until(lambda: len(_columns(browser)) == 2 and _columns(browser))
     for column in columns.values():
         for summary in column.find_elements("css selector", "details > summary"):
             summary.click()
@@ -174,29 +142,29 @@ def test_hostile_anchors_are_text_and_javascript_urls_are_not_links(browser: Any
 
 def test_following_a_result_explores_it(browser: Any, site: str) -> None:
     browser.get(f"{site}/?url={urllib.parse.quote(TARGETS[0])}")
-    columns = _wait(lambda: len(_columns(browser)) == 2 and _columns(browser))
+    columns = wait_until(lambda: len(_columns(browser)) == 2 and _columns(browser))
     first = columns["block"].find_element("css selector", "ol.results > li")
     target = first.find_element("css selector", ":scope > a").get_attribute("href")
     first.find_element("css selector", "button.explore").click()
-    _wait(lambda: browser.find_element("id", "url").get_attribute("value") == target
+    wait_until(lambda: browser.find_element("id", "url").get_attribute("value") == target
           and target in browser.find_element("id", "status").text)
     assert urllib.parse.parse_qs(urllib.parse.urlparse(browser.current_url).query)["url"] == [target]
     block = _columns(browser)["block"]
     shown = [link.get_attribute("href") for link in block.find_elements("css selector", "ol.results > li > a")]
     assert shown == [item["url"] for item in _api(site, target, "block")["related"]]
     browser.back()  # the browser's history goes back to the first lookup
-    _wait(lambda: browser.find_element("id", "url").get_attribute("value") == TARGETS[0])
+    wait_until(lambda: browser.find_element("id", "url").get_attribute("value") == TARGETS[0])
 
 
 def test_typing_a_url_and_a_phone_sized_screen(browser: Any, site: str) -> None:
     browser.set_window_size(390, 844)
     try:
         browser.get(site + "/")
-        box = _wait(lambda: browser.find_elements("css selector", "#algorithms input") and
+        box = wait_until(lambda: browser.find_elements("css selector", "#algorithms input") and
                     browser.find_element("id", "url"))
         box.send_keys("http://www.beta.example")  # another spelling of a stored page
         browser.find_element("css selector", "#lookup button[type=submit]").click()
-        columns = _wait(lambda: len(_columns(browser)) == 2 and _columns(browser))
+        columns = wait_until(lambda: len(_columns(browser)) == 2 and _columns(browser))
         assert "found as https://beta.example/" in columns["block"].text
         assert browser.execute_script("return document.scrollingElement.scrollWidth <= window.innerWidth")
         _screenshot(browser, "explore-phone.png")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from relatedpages.store.db import build_database
+from tests.web import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 QUERY = "https://hub.example/page"
@@ -29,12 +29,6 @@ def _records(tag: str) -> list[tuple[str, Any]]:
     return [(QUERY, [[f"https://{tag}.example/one", 3.0, [["a.example", 1.0, "https://a.example/x", "One"]]],
                      [f"https://{tag}.example/two", 2.0, [["b.example", 1.0]], "cocitation"]]),
             ("https://other.example/", [[QUERY, 1.0, [["c.example", 1.0]]]])]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _get(port: int, path: str, body: Any = None, raw: bytes | None = None) -> tuple[int, Any, dict[str, str]]:
@@ -61,7 +55,7 @@ def _related(port: int, url: str, **params: str) -> tuple[int, Any, dict[str, st
 def server(tmp_path: Path) -> Iterator[tuple[int, Path, subprocess.Popen[str]]]:
     db = tmp_path / "db"
     build_database(_records("first"), db, algorithm="block", parameters={}, source=["test"])
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "relatedpages.cli", "serve", "--db", str(db), "--port", str(port),
          "--workers", "2", "--check-every", "0.2"],
@@ -216,7 +210,7 @@ def test_the_link_index_methods_answer_as_query_links_does(tmp_path: Path) -> No
     pages = [f"https://site{i}.example/" for i in range(6)]
     edges.write_text("".join(f"{hub}\t{page}\n" for hub in pages[:3] for page in pages[3:]), encoding="utf-8")
     import_edge_list(str(edges), str(tmp_path / "links"), keys="url")
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "relatedpages.cli", "serve", "--links",
                                 str(tmp_path / "links"), "--port", str(port), "--workers", "1"],
                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -8,8 +8,6 @@ import csv
 import json
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -22,7 +20,7 @@ from typing import Any
 import pytest
 
 from relatedpages.study.report import cohen_kappa, rscore
-from tests.prerequisites import missing_prerequisite
+from tests.web import chromium, free_port, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -61,9 +59,7 @@ def _topic(url: str, topics: dict[str, str]) -> str:
 
 @pytest.fixture(scope="module")
 def server(study: dict[str, Any]) -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "relatedpages.cli", "study", "serve", "--name", "s",
                                 "--studies", str(study["folder"]), "--port", str(port)],
                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -83,28 +79,6 @@ def server(study: dict[str, Any]) -> Iterator[str]:
         process.wait(timeout=30)
 
 
-def _browser() -> Any:
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if chromium is None or driver is None:
-        missing_prerequisite("chromium and chromium-driver are not installed", "the browser tests")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1100,900"):
-        options.add_argument(argument)
-    options.binary_location = chromium
-    return webdriver.Chrome(service=Service(driver), options=options)
-
-
-def _wait(condition: Any, seconds: float = 10.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while not (value := condition()):
-        assert time.monotonic() < deadline, "timed out waiting in the browser"
-        time.sleep(0.05)
-    return value
-
-
 def _grade_for(url: str, query_topic: str, topics: dict[str, str], related: int) -> int:
     return related if _topic(url, topics) == query_topic else 0
 
@@ -120,7 +94,7 @@ def _grade_pages_in_browser(browser: Any, site: str, study: dict[str, Any], name
     box.send_keys(name, Keys.ENTER)
     graded = []
     for _ in range(pages):
-        _wait(lambda: browser.find_elements("css selector", "#results li"))
+        wait_until(lambda: browser.find_elements("css selector", "#results li"))
         query = browser.find_element("id", "query").text
         position = int(re.search(r"page (\d+) of", browser.find_element("id", "progress").text).group(1)) - 1
         body = browser.find_element("tag name", "body")
@@ -129,7 +103,7 @@ def _grade_pages_in_browser(browser: Any, site: str, study: dict[str, Any], name
         for item in items:
             url = item.find_element("css selector", ".url").text
             body.send_keys(str(_grade_for(url, queries[query], study["topics"], 2)))
-        _wait(lambda: all(item.get_attribute("data-grade") is not None
+        wait_until(lambda: all(item.get_attribute("data-grade") is not None
                           for item in browser.find_elements("css selector", "#results li")))
         graded.append(position)
         folder = os.environ.get("RELATEDPAGES_SCREENSHOTS")
@@ -138,24 +112,24 @@ def _grade_pages_in_browser(browser: Any, site: str, study: dict[str, Any], name
             browser.save_screenshot(str(Path(folder) / "study-grading.png"))
         body.send_keys("n")  # the next page (the last one stays)
         if position + 1 < study["pages"]:
-            _wait(lambda: f"page {position + 2} of" in browser.find_element("id", "progress").text)
+            wait_until(lambda: f"page {position + 2} of" in browser.find_element("id", "progress").text)
     return graded
 
 
 def test_grading_resuming_and_the_report(study: dict[str, Any], server: str, tmp_path: Path) -> None:
     pages = study["pages"]
-    browser = _browser()
+    browser = chromium(1100, 900)
     try:
         first = _grade_pages_in_browser(browser, server, study, "ann", 2)
     finally:
         browser.quit()  # the browser closed halfway: nothing is lost
-    browser = _browser()
+    browser = chromium(1100, 900)
     try:
         browser.get(server + "/")
         browser.find_element("id", "grader").send_keys("ann\n")
-        _wait(lambda: "page 3 of" in browser.find_element("id", "progress").text)  # resumes at the first unfinished
+        wait_until(lambda: "page 3 of" in browser.find_element("id", "progress").text)  # resumes at the first unfinished
         rest = _grade_pages_in_browser(browser, server, study, "ann", pages - 2)
-        _wait(lambda: f"{pages} of {pages} finished" in browser.find_element("id", "progress").text)
+        wait_until(lambda: f"{pages} of {pages} finished" in browser.find_element("id", "progress").text)
     finally:
         browser.quit()
     assert sorted(first + rest) == list(range(pages))

@@ -9,7 +9,8 @@ import sys
 import time
 from typing import Any
 
-from relatedpages.commands.common import EXIT_OK, EXIT_USAGE, UsageError, graph_name, load_graph
+from relatedpages.baselines.methods import node_name
+from relatedpages.commands.common import EXIT_OK, EXIT_USAGE, UsageError, load_graph
 
 AUTHORITY_ALGORITHMS = ("sfp", "hits")
 
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     roots: list[int] = []
     unknown: list[str] = []
     for line in lines:
-        name = graph_name(graph, line)
+        name = node_name(graph, line)
         if name is None:
             print(f"relatedpages: error: malformed URL: {line}", file=sys.stderr)
             status = EXIT_USAGE

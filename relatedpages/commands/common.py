@@ -159,17 +159,12 @@ def load_graph(path: str, verify: bool = False) -> Any:
     return graph
 
 
-def graph_name(graph: Any, query: str) -> str | None:
-    """A user's page as a node name of ``graph`` (None: a malformed URL)."""
-    from relatedpages.baselines.methods import node_name
-
-    return node_name(graph, query)
-
-
 def resolve_page(graph: Any, query: str, what: str) -> tuple[str, int | None]:
     """A page given on the command line: (its node name, its node or None); a malformed
     URL is a usage error."""
-    name = graph_name(graph, query)
+    from relatedpages.baselines.methods import node_name
+
+    name = node_name(graph, query)
     if name is None:
         raise UsageError(f"malformed URL: {query} ({what})")
     return name, graph.id_of(name)

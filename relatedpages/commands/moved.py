@@ -8,11 +8,11 @@ import json
 import sys
 from typing import Any
 
+from relatedpages.baselines.methods import node_name
 from relatedpages.commands.common import (
     EXIT_OK,
     EXIT_USAGE,
     UsageError,
-    graph_name,
     load_graph,
     query_lines,
 )
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--old has {old_graph.key_kind.value} keys, --new {new_graph.key_kind.value} keys")
     status = EXIT_OK
     for query in urls:
-        name = graph_name(old_graph, query)
+        name = node_name(old_graph, query)
         if name is None:
             print(f"relatedpages: error: malformed URL: {query}", file=sys.stderr)
             status = EXIT_USAGE

@@ -44,7 +44,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_query(args: argparse.Namespace) -> int:
-    from filters.urls import normalise_url
     from relatedpages.store.db import DatabaseError, RelatedPagesDB
 
     given = _given_baseline_flags(args)
@@ -60,36 +59,39 @@ def run_query(args: argparse.Namespace) -> int:
     status = EXIT_OK
     with database:
         for query in urls:
-            url = normalise_url(query)
-            if url is None:
+            try:
+                answer = database.answer(query)
+            except ValueError:
                 print(f"relatedpages: error: malformed URL: {query}", file=sys.stderr)
                 status = EXIT_USAGE
                 continue
             if args.json:
-                print(json.dumps(database.answer(query), ensure_ascii=False))
-                continue
-            found = database.find(url)
-            matched, related = found if found is not None else (None, None)
-            _print_related(query, matched or url, related)
+                print(json.dumps(answer, ensure_ascii=False))
+            else:
+                _print_related(query, answer)
     return status
 
 
-def _print_related(query: str, url: str, related: list[Any] | None) -> None:
+def _print_related(query: str, answer: dict[str, Any]) -> None:
+    """One answer of :meth:`RelatedPagesDB.answer` as the table (the JSON's own fields)."""
+    url = answer["matched"] or answer["url"]
     print(f"\n{url}" + ("" if url == query else f"   (query: {query})"))
-    if related is None:
+    if not answer["found"]:
         print("  not in the database")
         return
+    related = answer["related"]
     if not related:
         print("  no related pages")
-    whole = bool(related) and related[0].fallback is not None
+    whole = bool(related) and related[0].get("fallback") is not None
     if whole:
-        print(f"  (no block evidence: answered by {related[0].fallback})")
+        print(f"  (no block evidence: answered by {related[0]['fallback']})")
     for rank, item in enumerate(related, 1):
-        sites = ", ".join(evidence[0] for evidence in item.evidence)
-        filled = f"  (filled by {item.fallback})" if item.fallback and not whole else ""
-        print(f"  {rank:>2}. {item.score:>8.3f}  {item.url}   [{sites}]{filled}")
-        if item.evidence and len(item.evidence[0]) == 4:
-            _, _, citing, text = item.evidence[0]
+        sites = ", ".join(evidence[0] for evidence in item["evidence"])
+        fallback = item.get("fallback")
+        filled = f"  (filled by {fallback})" if fallback and not whole else ""
+        print(f"  {rank:>2}. {item['score']:>8.3f}  {item['url']}   [{sites}]{filled}")
+        if item["evidence"] and len(item["evidence"][0]) == 4:
+            _, _, citing, text = item["evidence"][0]
             print(f"{'':>14}via {citing}" + (f"  «{one_line(text)}»" if text else ""))
 
 

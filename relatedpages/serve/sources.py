@@ -46,8 +46,7 @@ class Source:
     path: Path
     database: RelatedPagesDB | None = None
     identity: tuple[int, int] | None = None
-    verified: bool = False
-    swaps: int = 0
+    swaps: int = 0  # every generation served was opened with every checksum checked
     refused: tuple[int, int] | None = None  # the identity that failed (not retried)
     problem: str | None = None  # why the newest generation at ``path`` is not served
     loaded_at: float = 0.0
@@ -60,7 +59,7 @@ class Source:
             "algorithm": manifest.algorithm if manifest else None,
             "built_at": manifest.built_at if manifest else None,
             "records": manifest.records if manifest else None,
-            "verified": self.verified,
+            "verified": self.database is not None,
             "swaps": self.swaps,
             "problem": self.problem,
         }
@@ -81,9 +80,7 @@ class Sources:
     def __post_init__(self) -> None:
         for name, path in self.paths.items():
             source = Source(name, Path(path))
-            # in full at start too: a worker that boots (or reboots) after a careless copy
-            # into place must not serve it either
-            self._load(source, Verify.FULL)
+            self._load(source)
             self.sources[name] = source
 
     def names(self) -> list[str]:
@@ -119,7 +116,7 @@ class Sources:
             identity = folder_identity(source.path)
             if identity is None or identity in (source.identity, source.refused):
                 continue
-            self._load(source, Verify.FULL)
+            self._load(source)
         now = time.monotonic()
         keep = []
         for retired_at, old in self._retired:
@@ -129,17 +126,20 @@ class Sources:
                 keep.append((retired_at, old))
         self._retired = keep
 
-    def _load(self, source: Source, verify: Verify) -> None:
+    def _load(self, source: Source) -> None:
+        """Open the generation at ``source.path`` with every checksum checked (at start
+        too: a worker that boots after a careless copy into place must not serve it), and
+        swap it in; or keep what is served and say why."""
         identity = folder_identity(source.path)
         try:
-            database = RelatedPagesDB(source.path, verify=verify)
+            database = RelatedPagesDB(source.path, verify=Verify.FULL)
         except (DatabaseError, OSError) as error:
             source.refused, source.problem = identity, str(error)
             logger.warning("%s: not serving %s: %s", source.name, source.path, error)
             return
         old = source.database
         source.database, source.identity, source.refused = database, identity, None
-        source.verified, source.problem = verify is Verify.FULL, None
+        source.problem = None
         source.loaded_at = time.time()
         if old is not None:
             source.swaps += 1

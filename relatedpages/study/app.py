@@ -14,10 +14,11 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Response, jsonify, request
+from flask import Flask, Response, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
 from relatedpages.serve.app import API_SECURITY_HEADERS, PAGE_SECURITY_HEADERS
+from relatedpages.serve.app import STATIC as SERVE_STATIC
 from relatedpages.study.store import StudyError, connect, grader_id, meta, progress, query_page, set_grade
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -38,6 +39,10 @@ def create_app(study: Path) -> Flask:
     @app.get("/")
     def page() -> Any:
         return app.send_static_file("grade.html")
+
+    @app.get("/static/safe.js")
+    def safe_js() -> Any:  # the explorer's: one home for putting crawl text in a page
+        return send_from_directory(SERVE_STATIC, "safe.js")
 
     @app.get("/api/progress")
     def progress_of() -> Any:

@@ -1,31 +1,12 @@
 // The explorer: look a page up in every algorithm the server answers with, side by side,
 // with each result's evidence one click away; follow a result to explore it in turn.
-// Everything from a crawl (URLs, anchors) is hostile: it is only ever set as text or, for
-// http(s) URLs only, as a link's href; never parsed as HTML, never a javascript: link.
+// Everything from a crawl (URLs, anchors) is hostile: element() and webLink() of safe.js
+// set it as text, or (http(s) only) as a link's href; never parsed as HTML.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 let databases = [];  // algorithms answered from a related-pages database
 let linkMethods = [];  // algorithms answered from the link index
-
-function element(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  if (className) node.className = className;
-  return node;
-}
-
-function webLink(url, text) {
-  // a live link only for http(s): javascript:, data: and the rest stay text
-  let safe = false;
-  try { safe = ["http:", "https:"].includes(new URL(url).protocol); } catch (error) { safe = false; }
-  if (!safe) return element("span", text || url, "unsafe");
-  const link = element("a", text || url);
-  link.href = url;
-  link.rel = "noopener noreferrer nofollow";
-  link.target = "_blank";
-  return link;
-}
 
 function evidenceItem(algorithm, item) {
   const li = element("li");

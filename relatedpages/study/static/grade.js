@@ -1,6 +1,6 @@
 // The grading page: one query page at a time, its results shuffled and blind; 0/1/2 per
 // result from the keyboard or the buttons, each saved at once; the name is remembered so
-// that a grader resumes at the first unfinished page.  Crawl URLs are text or http(s) links.
+// that a grader resumes at the first unfinished page.  Crawl URLs go through safe.js.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -8,24 +8,6 @@ let grader = "";
 let position = 0;
 let total = 0;
 let focus = 0;
-
-function element(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  if (className) node.className = className;
-  return node;
-}
-
-function webLink(url) {
-  let safe = false;
-  try { safe = ["http:", "https:"].includes(new URL(url).protocol); } catch (error) { safe = false; }
-  if (!safe) return element("span", url, "url unsafe");
-  const link = element("a", url, "url");
-  link.href = url;
-  link.rel = "noopener noreferrer nofollow";
-  link.target = "_blank";
-  return link;
-}
 
 async function api(path, body) {
   const response = await fetch(path, body === undefined ? {} :
@@ -80,7 +62,7 @@ async function load(index) {
       button.addEventListener("click", () => grade(item, value));
       buttons.append(button);
     }
-    item.append(webLink(result.url), buttons);
+    item.append(webLink(result.url, null, "url"), buttons);
     item.addEventListener("click", () => setFocus([...list.children].indexOf(item)));
     return item;
   }));
