@@ -28,6 +28,7 @@ from jobs.base import ShippedJob
 from filters.anchors import AnchorWords
 from filters.links import filter_blocks
 from relatedpages.scoring import similarity as sim
+from relatedpages.scoring.granularity import units
 from relatedpages.store.chain import (
     AUX_TAG,
     CITED_TAG,
@@ -89,7 +90,10 @@ class MRRelatedPages(ShippedJob):
         if not isinstance(site, str) or not site:
             self.increment_counter(CHAIN_GROUP, "bad_segment_record")
             return
-        blocks, events = filter_blocks(site, record["blocks"], self.words, self.link_params)
+        unit_blocks, usable = units(record, self.sim_params.granularity)
+        if not usable:  # read at block granularity: nothing is lost
+            self.increment_counter(CHAIN_GROUP, "segment_record_without_headings")
+        blocks, events = filter_blocks(site, unit_blocks, self.words, self.link_params)
         for event, count in events.items():
             self.increment_counter(FILTER_GROUP, event.value, count)
         aux = encode_aux_value(site)
@@ -98,7 +102,7 @@ class MRRelatedPages(ShippedJob):
                 yield page, aux
         if self.sim_params.tie_break is sim.TieBreak.EVIDENCE:
             cited = encode_cited_value(site)
-            for linked, count in sim.raw_counts(record["blocks"]).items():
+            for linked, count in sim.raw_counts(unit_blocks).items():
                 for _ in range(count):
                     yield linked, cited
         citing_url = record.get("url")

@@ -41,6 +41,13 @@ class Segmentation:
         return blocks_of(self.adjusted)
 
     @property
+    def block_headings(self) -> list[int]:
+        """Per block, the heading whose text it is (``Section.heading``; 0: none): consecutive
+        blocks of one heading are its heading section (the chain's ``--granularity
+        heading``)."""
+        return [s.heading for s in self.adjusted if len(s.links) >= MIN_BLOCK_LINKS]
+
+    @property
     def blocks_before_adjusting(self) -> list[tuple[Link, ...]]:
         return blocks_of(self.sections)
 
@@ -104,15 +111,21 @@ def loose_as_json(loose: list[tuple[int, Link]]) -> list[dict[str, Any]]:
 
 def segment_record(segmentation: Segmentation) -> dict[str, Any]:
     """The segment record of a page (DESIGN.md; ``jobs.segment`` writes it): its URL, site,
-    link blocks, and the links in no block (``loose``, in page order).
+    link blocks, the heading each block is the text of (``headings``: the n-th h1-h6 of the
+    page when the block is a list, paragraph or quotation after it; 0 above the first
+    heading and for layout blocks), and the links in no block (``loose``, in page order).
 
     >>> seg = segment_html('<p><a href="/about">About</a></p><ul><li><a href="/a">A</a>'
-    ...                    '<li><a href="/b">B</a></ul>', "http://example.com/")
+    ...                    '<li><a href="/b">B</a></ul><h2>More</h2><ul><li><a href="/c">C</a>'
+    ...                    '<li><a href="/d">D</a></ul><div id="ads"><a href="/e">E</a> '
+    ...                    '<a href="/f">F</a></div>', "http://example.com/")
     >>> record = segment_record(seg)
-    >>> [len(block) for block in record["blocks"]], record["loose"]
-    ([2], [{'href': 'http://example.com/about', 'anchor': 'About', 'at': 0}])
+    >>> [len(block) for block in record["blocks"]], record["headings"], record["loose"]
+    ([2, 2, 2], [0, 1, 0], [{'href': 'http://example.com/about', 'anchor': 'About', 'at': 0}])
     """
     from filters.site import site_of
 
     return {"url": segmentation.url, "site": site_of(segmentation.url),
-            "blocks": blocks_as_json(segmentation.blocks), "loose": loose_as_json(segmentation.loose)}
+            "blocks": blocks_as_json(segmentation.blocks),
+            "headings": segmentation.block_headings,
+            "loose": loose_as_json(segmentation.loose)}

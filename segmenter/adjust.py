@@ -109,7 +109,8 @@ def section_type(section: Section, params: AdjustParams) -> SectionType:
 
 
 def merge_sections(first: Section, second: Section) -> Section:
-    """Both texts and both link lists; the larger section's background and label."""
+    """Both texts and both link lists; the larger section's background and label; the
+    heading of both, or none (0) when they differ."""
     larger = first if first.words >= second.words else second
     return Section(
         links=first.links + second.links,
@@ -122,6 +123,7 @@ def merge_sections(first: Section, second: Section) -> Section:
         background=larger.background,
         label=first.label if first.label == second.label else f"{first.label}+{second.label}",
         fonts=larger.fonts,
+        heading=first.heading if first.heading == second.heading else 0,
     )
 
 

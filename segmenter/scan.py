@@ -46,6 +46,15 @@ SKIPPED_TAGS = frozenset(
     "script style noscript template svg math select textarea iframe object head title".split()
 )
 BOLD_TAGS = frozenset("b strong h1 h2 h3 h4 h5 h6 th".split())
+HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
+#: The text a heading titles: lists, paragraphs and quotations.  A div, table, nav, footer …
+#: after a heading is page layout (an ad box, the footer), not the heading's text.
+CONTENT_TAGS = frozenset("ul ol dl p blockquote".split())
+#: HTML's sectioning elements (and header, footer, main): where one starts or ends, the text
+#: of the heading before it ends (HTML's outline), e.g. at a page's footer after an article.
+#: The end of a header does not: the h1 of an article's header titles the article's text.
+SECTIONING_TAGS = frozenset("section article aside nav header footer main".split())
+SECTION_END_TAGS = SECTIONING_TAGS - {"header"}
 HEADING_SIZES: Mapping[str, str] = {
     "h1": "2em", "h2": "1.5em", "h3": "1.17em", "h4": "1em", "h5": ".83em", "h6": ".67em",
 }
@@ -109,6 +118,10 @@ class Section:
     background: RGB
     label: str  # the innermost partitioning element, e.g. "ul" or "div#nav", for people
     fonts: tuple[str, ...] = ()  # font family/size/colour seen, most characters first
+    # The n-th h1-h6 of the page whose text this section is: a list, paragraph or quotation
+    # (CONTENT_TAGS) after it, before the next heading and any sectioning element's start or
+    # end.  0 above the first heading, outside a heading's text and for layout (div, table …).
+    heading: int = 0
 
     @property
     def afs(self) -> float:
@@ -156,10 +169,11 @@ _DEFAULT_STYLE_ARGS = (BLACK, WHITE, False, "serif", "medium")
 
 class _SectionBuilder:
     __slots__ = ("label", "links", "link_count", "words", "anchor_words", "chars",
-                 "weighted_chars", "bold", "background", "fonts")
+                 "weighted_chars", "bold", "background", "fonts", "heading")
 
-    def __init__(self, label: "_Label") -> None:
+    def __init__(self, label: "_Label", heading: int = 0) -> None:
         self.label = label
+        self.heading = heading
         self.links: list[Link] = []
         self.link_count = 0
         self.words = 0
@@ -182,6 +196,7 @@ class _SectionBuilder:
             ranked = sorted(fonts.items(), key=lambda kv: -kv[1])[:3]
             described = tuple(dict.fromkeys(style.describe() for style, _ in ranked))
         label = self.label
+        tag = label if isinstance(label, str) else label[0]
         return Section(
             links=tuple(self.links),
             link_count=self.link_count,
@@ -193,6 +208,7 @@ class _SectionBuilder:
             background=self.background or WHITE,
             label=label if isinstance(label, str) else _label(*label),
             fonts=described,
+            heading=self.heading if tag in CONTENT_TAGS else 0,
         )
 
 
@@ -226,6 +242,8 @@ class _SectionScanner:
         self._link_text: list[str] = []
         self._link_depth = 0
         self._sections: list[Section] = []
+        self._headings = 0  # h1-h6 elements started so far
+        self._heading = 0  # the one whose text is being read (Section.heading), 0: none
         self._current = _SectionBuilder(label="body")
 
     # -- lxml target interface --------------------------------------------------------
@@ -257,6 +275,11 @@ class _SectionScanner:
             styles.append(_INHERIT)
         if tag in PARTITIONING_TAGS and self._link_href is None:
             self._flush_section()
+            if tag in HEADINGS:  # its text: what follows, up to the next heading
+                self._headings += 1
+                self._heading = self._current.heading = self._headings
+            elif tag in SECTIONING_TAGS:
+                self._heading = self._current.heading = 0
             label = (tag, attrib) if attrib else tag  # formatted only if the section is kept
             self._labels.append(label)
             self._current.label = label
@@ -284,6 +307,8 @@ class _SectionScanner:
             if len(self._labels) > 1:
                 self._labels.pop()
             self._current.label = self._labels[-1]
+            if tag in SECTION_END_TAGS:
+                self._heading = self._current.heading = 0
 
     def data(self, text: str) -> None:
         if self._skip_depth:
@@ -454,7 +479,7 @@ class _SectionScanner:
         current = self._current
         if current.chars or current.link_count:
             self._sections.append(current.build())
-            self._current = _SectionBuilder(label=self._labels[-1])
+            self._current = _SectionBuilder(self._labels[-1], self._heading)
 
 
 def _label(tag: str, attrib: Mapping[str, str]) -> str:

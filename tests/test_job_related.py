@@ -160,6 +160,32 @@ def test_inline_and_local_runners_give_identical_output(tmp_path):
     assert inline_counters == local_counters
 
 
+def test_default_preset_co_cites_the_lists_of_one_heading(tmp_path):
+    # d.org splits what it lists under one heading into two lists; e.org's lists lie under
+    # two headings; f.org's record predates the headings field.
+    lists = ([("http://a.com/", "A"), ("http://b.com/", "B")],
+             [("http://c.com/", "C"), ("http://x.com/", "X")])
+    one_heading = {**page("http://d.org/", "d.org", *lists), "headings": [3, 3]}
+    two_headings = {**page("http://e.org/", "e.org", *lists), "headings": [3, 4]}
+    no_headings = page("http://f.org/", "f.org", *lists)
+    segments = write_segments(tmp_path / "seg.jsonl", [one_heading, two_headings, no_headings])
+    default, counters = run_related([segments])
+    by_block, _ = run_related([segments], ["--granularity", "block"])
+    related = {entry[0]: entry for entry in default["http://a.com/"]}
+    assert related["http://c.com/"][1] == 1.0  # across d.org's two lists: one citing site
+    assert [item[0] for item in related["http://c.com/"][2]] == ["d.org"]
+    assert related["http://b.com/"][1] == 3.0
+    assert "http://c.com/" not in {entry[0] for entry in by_block["http://a.com/"]}
+    # the old record is read block by block, and counted
+    assert counters["related"]["segment_record_without_headings"] == 1
+    assert default == reference_related([one_heading, two_headings, no_headings],
+                                        preset_link_params("default"), preset_params("default"),
+                                        AnchorWords())
+    # the paper's unit is the block
+    paper, _ = run_related([segments], ["--preset", "paper", "--t", "0"])
+    assert "http://c.com/" not in {entry[0] for entry in paper["http://a.com/"]}
+
+
 def test_bad_records_are_counted_not_fatal(tmp_path):
     path = tmp_path / "seg.jsonl"
     good = hub_corpus()

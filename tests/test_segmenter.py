@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segmenter import segment_bytes, segment_html
+from segmenter import segment_bytes, segment_html, segment_record
 from segmenter.adjust import (
     AdjustParams,
     MergeRule,
@@ -331,6 +331,35 @@ def test_hub_pages_heading_sections_come_out_as_separate_blocks(shared_data):
     assert blocks > 5000
     # a block never mixes the links of two headings (measured: 0 of 16,311 blocks)
     assert spanning == 0, (spanning, blocks)
+
+
+def test_heading_text_is_its_lists_and_paragraphs_up_to_a_sectioning_element():
+    html = ('<nav><ul><li><a href="/1">1</a><li><a href="/2">2</a></ul></nav>'
+            '<article><header><h1>Title</h1></header>'
+            '<p><a href="https://a.com/">A</a> and <a href="https://b.com/">B</a></p>'
+            '<ul><li><a href="https://c.com/">C</a><li><a href="https://d.com/">D</a></ul>'
+            '<div class="ads"><a href="https://ad.com/1">ad</a> <a href="https://ad.com/2">ad</a></div>'
+            '<h2>More</h2><ol><li><a href="https://e.com/">E</a><li><a href="https://f.com/">F</a></ol>'
+            '</article><footer><ul><li><a href="/about">About</a><li><a href="/terms">Terms</a></ul>'
+            '</footer>')
+    seg = segment_html(html, "http://example.com/")
+    # nav: above the first heading; the h1's paragraph and list (its header's end does not
+    # end it); the ad box is layout; the h2's list; the footer ends the article's text
+    assert seg.block_headings == [0, 1, 1, 0, 2, 0]
+    assert segment_record(seg)["headings"] == seg.block_headings
+
+
+def test_heading_text_on_real_pages(shared_data):
+    warc = shared_data("web/aeb-pages.warc.gz")
+    headings = {}
+    for url, body in _hub_pages(warc):
+        if "techcrunch.com/2019/11/18/new-york-state" in url or "mspoweruser.com/google-stadia" in url:
+            headings[url.split("/")[2]] = segment_record(segment_bytes(body, url))["headings"]
+    # the article's paragraphs under its h1 (in the article's header)
+    assert headings["techcrunch.com"] == [0, 1, 1, 1]
+    # the h1 in the page header titles no list: the footer's "Forums, About Us" list is not
+    # its text (it was before sectioning elements ended a heading's text)
+    assert headings["mspoweruser.com"] == [0, 0, 0, 0, 0, 0]
 
 
 # -- the command line --------------------------------------------------------------------

@@ -81,6 +81,10 @@ _OPTIONS = (
     _Option("--window", "window", int, None,
             "with distant pairs (default preset), links of one block further apart than "
             "this are never a pair (0: no limit); it bounds each link's pairs."),
+    _Option("--granularity", "granularity", str, None,
+            "the co-citing unit: block (the segmenter's), or heading (consecutive blocks "
+            "under one heading of the page, co-cited as one).",
+            tuple(g.value for g in sim.Granularity)),
     _Option("--template", "template", int, sim.TEMPLATE_DEFAULT,
             "a site citing a page in more blocks has it in a template: it does not count "
             "toward the page's popularity (the evidence tie-break)."),
@@ -174,4 +178,6 @@ def describe(params: Sequence[Any]) -> str:
             f"{similarity.tie_break.value}"
             + (f", distant pairs kept up to {similarity.window} apart" if similarity.distant_pairs
                else "")
+            + (f", co-citing unit {similarity.granularity.value}"
+               if similarity.granularity is not sim.Granularity.BLOCK else "")
             + (f", filters off: {', '.join(off)}" if off else ""))

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from relatedpages.scoring.granularity import units
 from relatedpages.scoring.similarity import (
     LinkLike,
     RelatedEntry,
@@ -115,8 +116,9 @@ def reference_related(
 ) -> dict[str, list[RelatedEntry]]:
     """Related pages of a corpus of segment records (``jobs.segment`` output values).
 
-    Each record ``{"url", "site", "blocks"}`` is filtered with
-    ``filters.links.filter_blocks(record["site"], record["blocks"], words, link_params)``
+    Each record ``{"url", "site", "blocks"}`` is cut into co-citing units
+    (:func:`relatedpages.scoring.granularity.units`), which are filtered with
+    ``filters.links.filter_blocks(record["site"], units, words, link_params)``
     and its filtered blocks are cited from ``record["site"]``; then as
     :func:`related_from_filtered`.  Records must be well formed (the job's
     skip-and-count of malformed input is tested on the job itself).
@@ -127,8 +129,9 @@ def reference_related(
 
     def filtered() -> Iterable[tuple[str, Sequence[Sequence[LinkLike]], str]]:
         for record in records:
-            raw.append((record["site"], raw_counts(record["blocks"])))
-            blocks, _events = filter_blocks(record["site"], record["blocks"], words, link_params)
+            unit_blocks, _usable = units(record, sim_params.granularity)
+            raw.append((record["site"], raw_counts(unit_blocks)))
+            blocks, _events = filter_blocks(record["site"], unit_blocks, words, link_params)
             yield record["site"], blocks, record["url"]
 
     return related_from_filtered(filtered(), sim_params, raw)

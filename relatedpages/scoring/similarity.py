@@ -28,6 +28,8 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, NamedTuple, Protocol, TypeAlias
 
+from relatedpages.scoring.granularity import Granularity
+
 #: Near-neighbour threshold lambda of the proximity factor (Eq. 5).
 LAMBDA_DEFAULT = 8
 #: Anchor repetition frequency r: values kept per (citing site, anchor of p2) (Eq. 12).
@@ -140,7 +142,8 @@ class SimilarityParams:
     >>> SimilarityParams()  # doctest: +NORMALIZE_WHITESPACE
     SimilarityParams(lam=8, r=9, n=10.0, m=15, t=4.0, evidence=3, damping=<Damping.LOG: 'log'>,
                      score=<ScoreForm.TOTAL: 'total'>, tie_break=<TieBreak.URL: 'url'>,
-                     distant_pairs=False, template=2, window=0)
+                     distant_pairs=False, template=2, window=0,
+                     granularity=<Granularity.BLOCK: 'block'>)
     >>> SimilarityParams(r=0)
     Traceback (most recent call last):
     ...
@@ -159,9 +162,11 @@ class SimilarityParams:
     distant_pairs: bool = False
     template: int = TEMPLATE_DEFAULT
     window: int = 0
+    granularity: Granularity = Granularity.BLOCK
 
     def __post_init__(self) -> None:
-        for name, kind in (("damping", Damping), ("score", ScoreForm), ("tie_break", TieBreak)):
+        for name, kind in (("damping", Damping), ("score", ScoreForm), ("tie_break", TieBreak),
+                           ("granularity", Granularity)):
             try:
                 object.__setattr__(self, name, kind(getattr(self, name)))
             except ValueError:
@@ -195,6 +200,11 @@ class SimilarityParams:
 #:   (|i - j| > ~37).  The window keeps every link's pairs bounded (at most 2 x 60), so the
 #:   chain's cost stays linear in the links: without it, blocks of up to S = 200 links made
 #:   it grow 6.5-fold for 4 times the pages of a generated web.
+#: * granularity = heading: consecutive lists and paragraphs under one heading of a page are
+#:   co-cited as one block (:mod:`relatedpages.scoring.granularity`): editors split what
+#:   they group under a heading into several lists.  Development split: P@15 same list
+#:   15.67 -> 16.34 %, R@1 0.496 -> 0.510; the generated webs are unchanged (their pages
+#:   never have two lists under one heading).
 DEFAULT_PRESET_CHANGES: Mapping[str, Any] = {
     "t": 0.0,
     "damping": Damping.NONE,
@@ -202,6 +212,7 @@ DEFAULT_PRESET_CHANGES: Mapping[str, Any] = {
     "tie_break": TieBreak.EVIDENCE,
     "distant_pairs": True,
     "window": 60,
+    "granularity": Granularity.HEADING,
 }
 
 
@@ -213,6 +224,8 @@ def preset_params(preset: Preset | str, **overrides: Any) -> SimilarityParams:
     >>> p = preset_params("default", m=10)
     >>> (p.t, p.damping.value, p.score.value, p.tie_break.value, p.distant_pairs, p.window, p.m)
     (0.0, 'none', 'sites', 'evidence', True, 60, 10)
+    >>> p.granularity.value
+    'heading'
     """
     base = SimilarityParams()
     if Preset(preset) is Preset.DEFAULT:
