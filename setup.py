@@ -29,6 +29,8 @@ TEST_REQUIRES = [
     "mypy==2.4.1",
     "lxml-stubs==0.5.1",
     "selenium==4.50.0",  # the explorer's tests drive Debian's chromium (chromium-driver)
+    "networkx==3.6.1",  # the walk baselines are checked against its pagerank
+    "scipy==1.17.1",  # networkx.pagerank needs it
 ]
 
 setup(

@@ -2,7 +2,7 @@
 --algorithm``, ``relatedpages eval related`` and ``scripts/bench_baselines.py`` use.
 
 >>> list(PAGE_METHODS)
-['companion', 'dh-cocitation', 'extended-cocitation', 'lli']
+['companion', 'dh-cocitation', 'extended-cocitation', 'lli', 'cosine-cocitation', 'ppr', 'green']
 >>> PAGE_METHODS["lli"].params().max_results
 10
 """
@@ -16,9 +16,11 @@ from typing import Any
 from filters.urls import normalise_url
 from relatedpages.baselines import Answer, NoAnswer
 from relatedpages.baselines.companion import CompanionParams, companion
+from relatedpages.baselines.cosine import CosineParams, cosine_cocitation
 from relatedpages.baselines.dh_cocitation import DHCocitationParams, dh_cocitation
 from relatedpages.baselines.extended import ExtendedCocitationParams, extended_cocitation
 from relatedpages.baselines.lli import LLIParams, lli
+from relatedpages.baselines.walks import WalkParams, green, ppr
 from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 
@@ -37,6 +39,9 @@ PAGE_METHODS: Mapping[str, PageMethod] = MappingProxyType({
         PageMethod("dh-cocitation", dh_cocitation, DHCocitationParams),
         PageMethod("extended-cocitation", extended_cocitation, ExtendedCocitationParams),
         PageMethod("lli", lli, LLIParams),
+        PageMethod("cosine-cocitation", cosine_cocitation, CosineParams),
+        PageMethod("ppr", ppr, WalkParams),
+        PageMethod("green", green, WalkParams),
     )
 })
 

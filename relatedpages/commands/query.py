@@ -113,6 +113,12 @@ _QUERY_FLAGS: dict[str, dict[str, str]] = {
                             "coparents": "co_parents", "delta": "delta", "max_results": "max_results"},
     "lli": {"parents": "parents", "siblings": "siblings", "children": "children", "coparents": "co_parents",
             "epsilon": "epsilon", "delta": "delta", "max_results": "max_results"},
+    "cosine-cocitation": {"parents": "max_parents", "max_results": "max_results", "seed": "sample_seed",
+                          "min_shared": "min_shared"},
+    "ppr": {"restart": "restart", "tolerance": "tolerance", "direction": "direction",
+            "max_results": "max_results"},
+    "green": {"restart": "restart", "tolerance": "tolerance", "direction": "direction",
+              "max_results": "max_results"},
 }
 
 
@@ -149,7 +155,9 @@ def _add_baseline_query_options(query: argparse.ArgumentParser) -> None:
         "with --links", "the literature's page-level methods; parameter defaults are the papers' values")
     group.add_argument("--algorithm", choices=_baseline_algorithms(),
                        help="companion, dh-cocitation (Dean & Henzinger), extended-cocitation, lli "
-                            "(Hou & Zhang). Required with --links")
+                            "(Hou & Zhang), cosine-cocitation (co-citation / both in-degrees), ppr "
+                            "(personalised PageRank), green (Ollivier & Senellart: ppr / PageRank). "
+                            "Required with --links")
     flags = {
         "max_results": ("--max-results", int, "N", "related pages per query"),
         "parents": ("--parents", int, "B", "parents of the query page read (sampled beyond B)"),
@@ -160,6 +168,10 @@ def _add_baseline_query_options(query: argparse.ArgumentParser) -> None:
                                          "lli: minimum cosine in the reduced space"),
         "epsilon": ("--epsilon", float, "ε", "lli: singular-value gap choosing the rank k"),
         "seed": ("--seed", int, "S", "seed of the parent sample when u has more than B parents"),
+        "min_shared": ("--min-shared", int, "K", "fewest parents a result shares with the query page"),
+        "restart": ("--restart", float, "α", "restart probability of the walk at each step"),
+        "tolerance": ("--tolerance", float, "ε", "push threshold: residual per link left unpushed"),
+        "direction": ("--direction", str, "both|out", "the walk follows links both ways, or out-links only"),
     }
     for flag, (option, kind, metavar, text) in flags.items():
         users = ", ".join(a for a, names in _QUERY_FLAGS.items() if flag in names)

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -74,7 +75,7 @@ class LinkGraph:
     __slots__ = (
         "names", "key_kind", "_index", "out_offsets", "out_targets", "out_anchors",
         "out_blocks", "anchor_texts", "in_offsets", "in_sources", "crawled", "hosts",
-        "host_names", "host_rule",
+        "host_names", "host_rule", "derived",
     )
 
     def __init__(
@@ -117,6 +118,8 @@ class LinkGraph:
         self.hosts = hosts
         self.host_names = host_names or []
         self.host_rule = host_rule
+        # what methods compute once per graph (global PageRank, distinct in-degrees), by name
+        self.derived: dict[str, Any] = {}
 
     # -- construction ----------------------------------------------------------------
 

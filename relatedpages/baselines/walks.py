@@ -1,0 +1,197 @@
+"""Random-walk relatedness on a :class:`LinkGraph`: **personalised PageRank** from the query
+page and Ollivier & Senellart's **Green measure** (PPR divided by global PageRank).
+
+* **The walk.**  A crawl's graph is mostly pages that were linked but not crawled: they have
+  no out-links, and a walk that follows out-links from them goes nowhere.  So the walk
+  follows links both ways (``direction = both``, the default): from a page, a step goes to
+  one of its links, in or out, chosen uniformly (a link counted as often as it occurs).  Two
+  pages linked from the same page are two steps apart, as in co-citation; ``direction =
+  out`` follows out-links only (the classic PageRank walk; a page without out-links restarts).
+* **Personalised PageRank** ``ppr_u`` (Jeh & Widom 2003; Haveliwala 2002): the stationary
+  distribution of the walk that restarts at u with probability α (``restart``, 0.15) at
+  every step.  Computed by Andersen, Chung & Lang's push (FOCS 2006), all nodes over the
+  threshold pushed at once per round (u first, whatever its degree), until every node x keeps ``residual[x] <= tolerance
+  · deg(x)``.  On the both-ways walk this bounds the error of each ``ppr_u(v)`` by about
+  ``tolerance · deg(v)`` (ACL's bound; measured at most 1.15 times that on random graphs
+  with self-loops, ``tests/test_baseline_walks.py``): the ranking's top is exact, the long
+  tail of pages reached once is approximate.
+* **Global PageRank** ``pr``: the same walk restarting at a uniformly chosen page; power
+  iteration until the L1 change is below 1e-10 or 200 rounds, once per graph
+  (``graph.derived``), before the first Green query.
+* **Green measure** (Ollivier & Senellart, AAAI 2007): ``ppr_u(v) / pr(v)`` — how much more
+  the walk from u visits v than a walk from anywhere does; it removes the popularity that
+  personalised PageRank keeps.
+* **Answer**: the pages the push reached (``ppr_u(v) > 0``), u excluded, best first; ties
+  by ``ppr_u`` then node name; at most ``max_results``.  A page with no link either way has
+  no walk: ``NoAnswer.NO_PARENTS``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from relatedpages.baselines import Answer, NoAnswer
+from relatedpages.baselines.cosine import MAX_RESULTS_DEFAULT, top
+from relatedpages.store.linkgraph import LinkGraph
+
+RESTART_DEFAULT = 0.15
+TOLERANCE_DEFAULT = 1e-4
+#: Global PageRank: power iteration stops at this L1 change, or after MAX_ROUNDS.
+PAGERANK_L1 = 1e-10
+MAX_ROUNDS = 200
+
+
+class Direction(str, Enum):
+    BOTH = "both"  # follow links in either direction (default: crawls are mostly leaves)
+    OUT = "out"  # follow out-links (the classic PageRank walk)
+
+
+@dataclass(frozen=True)
+class WalkParams:
+    """The parameters of personalised PageRank and the Green measure (module docstring)."""
+
+    restart: float = RESTART_DEFAULT  # α
+    tolerance: float = TOLERANCE_DEFAULT
+    direction: Direction = Direction.BOTH
+    max_results: int = MAX_RESULTS_DEFAULT
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "direction", Direction(self.direction))
+        if not 0 < self.restart < 1:
+            raise ValueError(f"restart must be in (0, 1), got {self.restart!r}")
+        if not self.tolerance > 0:
+            raise ValueError(f"tolerance must be > 0, got {self.tolerance!r}")
+        if self.max_results < 1:
+            raise ValueError("max_results must be >= 1")
+
+
+def walk_csr(graph: LinkGraph, direction: Direction) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, targets) of the walk's steps from every node (cached per graph)."""
+    key = f"walk_csr_{direction.value}"
+    cached = graph.derived.get(key)
+    if cached is None:
+        if direction is Direction.OUT:
+            cached = (graph.out_offsets.astype(np.int64), graph.out_targets.astype(np.int64))
+        else:
+            n = len(graph)
+            sources = np.repeat(np.arange(n, dtype=np.int64), np.diff(graph.out_offsets))
+            targets = graph.out_targets.astype(np.int64)
+            start = np.concatenate([sources, targets])
+            end = np.concatenate([targets, sources])
+            order = np.argsort(start, kind="stable")
+            offsets = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(start, minlength=n), out=offsets[1:])
+            cached = (offsets, end[order])
+        graph.derived[key] = cached
+    return cached
+
+
+def _spread(offsets: np.ndarray, targets: np.ndarray, nodes: np.ndarray, mass: np.ndarray,
+            n: int) -> np.ndarray:
+    """Each node's mass split evenly over its steps; the mass arriving at every node."""
+    degree = offsets[nodes + 1] - offsets[nodes]
+    steps = np.repeat(nodes, degree)
+    # positions of each node's steps: offset of the node + 0 … degree-1
+    within = np.arange(len(steps)) - np.repeat(np.cumsum(degree) - degree, degree)
+    arriving = targets[np.repeat(offsets[nodes], degree) + within]
+    return np.bincount(arriving, weights=np.repeat(mass / degree, degree), minlength=n)
+
+
+def personalised_pagerank(graph: LinkGraph, node: int, params: WalkParams) -> np.ndarray:
+    """``ppr_u`` for every node by push (module docstring); zeros where the push never went.
+
+    >>> g = LinkGraph.from_edges([("a", "b"), ("b", "a")])
+    >>> p = personalised_pagerank(g, g.id_of("a"), WalkParams(tolerance=1e-9))
+    >>> round(float(p[g.id_of("a")]), 4), round(float(p[g.id_of("b")]), 4)  # 1/(2-α), (1-α)/(2-α)
+    (0.5405, 0.4595)
+    """
+    offsets, targets = walk_csr(graph, params.direction)
+    n = len(graph)
+    degree = np.diff(offsets)
+    estimate = np.zeros(n)
+    residual = np.zeros(n)
+    residual[node] = 1.0
+    alpha = params.restart
+    active = np.array([node], dtype=np.int64)  # u is pushed once whatever its degree
+    while True:
+        if not len(active):
+            return estimate
+        mass = residual[active]
+        residual[active] = 0.0
+        estimate[active] += alpha * mass
+        walking = degree[active] > 0
+        # a page without steps (no out-links in the out walk) restarts at u
+        residual[node] += (1 - alpha) * float(mass[~walking].sum())
+        if walking.any():
+            residual += _spread(offsets, targets, active[walking], (1 - alpha) * mass[walking], n)
+        active = np.flatnonzero(residual > params.tolerance * np.maximum(degree, 1))
+
+
+def global_pagerank(graph: LinkGraph, params: WalkParams) -> np.ndarray:
+    """PageRank of every node on the walk of ``params`` with uniform restart (cached)."""
+    key = f"pagerank_{params.direction.value}_{params.restart}"
+    cached = graph.derived.get(key)
+    if cached is not None:
+        return cached
+    offsets, targets = walk_csr(graph, params.direction)
+    n = len(graph)
+    degree = np.diff(offsets)
+    walking = np.flatnonzero(degree > 0)
+    rank = np.full(n, 1.0 / n)
+    for _ in range(MAX_ROUNDS):
+        stuck = float(rank[degree == 0].sum())
+        moved = _spread(offsets, targets, walking, rank[walking], n)
+        new = params.restart / n + (1 - params.restart) * (moved + stuck / n)
+        change = float(np.abs(new - rank).sum())
+        rank = new
+        if change < PAGERANK_L1:
+            break
+    graph.derived[key] = rank
+    return rank
+
+
+def ppr(graph: LinkGraph, node: int, params: WalkParams | None = None) -> Answer:
+    """Pages related to ``node`` by personalised PageRank, best first.
+
+    >>> g = LinkGraph.from_edges([("h", "u"), ("h", "a"), ("k", "u"), ("k", "a"), ("k", "b")])
+    >>> [g.name(s.node) for s in ppr(g, g.id_of("u")).related]
+    ['k', 'h', 'a', 'b']
+    """
+    params = params or WalkParams()
+    reached = _reached(graph, node, params)
+    if reached is None:
+        return Answer(reason=NoAnswer.NO_PARENTS)
+    nodes, scores = reached
+    if not len(nodes):
+        return Answer(reason=NoAnswer.EMPTY_NEIGHBOURHOOD)
+    return Answer(top(graph, nodes, scores, scores, params.max_results))
+
+
+def green(graph: LinkGraph, node: int, params: WalkParams | None = None) -> Answer:
+    """Pages related to ``node`` by the Green measure ``ppr_u(v) / pr(v)``, best first.
+
+    >>> g = LinkGraph.from_edges([("h", "u"), ("h", "a"), ("k", "u"), ("k", "a"), ("k", "b")])
+    >>> [g.name(s.node) for s in green(g, g.id_of("u")).related]
+    ['h', 'k', 'a', 'b']
+    """
+    params = params or WalkParams()
+    reached = _reached(graph, node, params)
+    if reached is None:
+        return Answer(reason=NoAnswer.NO_PARENTS)
+    nodes, scores = reached
+    if not len(nodes):
+        return Answer(reason=NoAnswer.EMPTY_NEIGHBOURHOOD)
+    measure = scores / global_pagerank(graph, params)[nodes]
+    return Answer(top(graph, nodes, measure, scores, params.max_results))
+
+
+def _reached(graph: LinkGraph, node: int, params: WalkParams) -> tuple[np.ndarray, np.ndarray] | None:
+    offsets, _ = walk_csr(graph, params.direction)
+    if offsets[node + 1] == offsets[node]:
+        return None
+    estimate = personalised_pagerank(graph, node, params)
+    estimate[node] = 0.0
+    nodes = np.flatnonzero(estimate > 0)
+    return nodes, estimate[nodes]
