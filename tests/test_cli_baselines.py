@@ -112,6 +112,9 @@ HAND_WORKED = {
     ("dh-cocitation", "5"): [],
     ("extended-cocitation", "5"): [("1", 2.0), ("6", 2.0)],  # forward degrees
     ("lli", "5"): [("1", 1.0), ("6", 1.0)],
+    # P(2) = {1, 5, 6}: 3 shares all three (P(3) = {1, 5, 6}), 4 two of them (P(4) = {1, 6})
+    ("cosine-cocitation", "2"): [("3", 1.0), ("4", 2 / math.sqrt(6))],
+    ("cosine-cocitation", "5"): [],
 }
 
 
@@ -127,7 +130,8 @@ HAND_EVIDENCE = {
 }
 
 
-@pytest.mark.parametrize("algorithm", ["companion", "dh-cocitation", "extended-cocitation", "lli"])
+@pytest.mark.parametrize("algorithm", ["companion", "dh-cocitation", "extended-cocitation", "lli",
+                                       "cosine-cocitation"])
 def test_each_algorithm_answers_by_hand(id_index: Path, algorithm: str, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "query", "--links", str(id_index), "--algorithm", algorithm, "--json", "2", "5")
     assert status == 0
@@ -141,8 +145,32 @@ def test_each_algorithm_answers_by_hand(id_index: Path, algorithm: str, capsys: 
         for item in record["related"]:  # the links that made the result (by hand, below)
             assert item["evidence"] == HAND_EVIDENCE[query, item["url"]]
     assert two["reason"] is None
-    assert five["reason"] == ("no_parents" if algorithm == "dh-cocitation" else None)
+    assert five["reason"] == ("no_parents" if algorithm in ("dh-cocitation", "cosine-cocitation") else None)
     assert f"loaded link index {id_index}: 6 nodes, 8 links, id keys" in err
+
+
+@pytest.mark.parametrize("algorithm", ["ppr", "green"])
+def test_walks_answer_from_the_cli_as_the_library(id_index: Path, algorithm: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # the walks' values are checked against networkx in tests/test_baseline_walks.py
+    from relatedpages.baselines.methods import PAGE_METHODS
+    from relatedpages.baselines.walks import WalkParams
+    from relatedpages.store.linkindex import load_link_graph
+
+    status, out, _ = run(capsys, "query", "--links", str(id_index), "--algorithm", algorithm,
+                         "--json", "--restart", "0.3", "--direction", "out", "1")
+    assert status == 0
+    graph = load_link_graph(str(id_index))
+    expected = PAGE_METHODS[algorithm].answer(graph, graph.id_of("1"),
+                                              WalkParams(restart=0.3, direction="out"))
+    printed = related(answers(out)[0])
+    assert [url for url, _ in printed] == [graph.name(item.node) for item in expected.related]
+    assert [score for _, score in printed] == pytest.approx([item.score for item in expected.related])
+    # out-links only: from 1, the walk reaches 2, 3 and 4 (dead ends: it restarts at 1)
+    assert {url for url, _ in related(answers(out)[0])} == {"2", "3", "4"}
+    status, _, err = run(capsys, "query", "--links", str(id_index), "--algorithm", algorithm,
+                         "--direction", "sideways", "1")
+    assert status == 2 and "direction" in err
 
 
 def test_flags_reach_the_parameters(id_index: Path, capsys: pytest.CaptureFixture[str]) -> None:

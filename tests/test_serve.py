@@ -224,7 +224,8 @@ def test_the_link_index_methods_answer_as_query_links_does(tmp_path: Path) -> No
                 assert process.poll() is None and time.monotonic() < deadline
                 time.sleep(0.2)
         assert status == 200 and health["links"]["algorithms"] == [
-            "companion", "dh-cocitation", "extended-cocitation", "lli"]
+            "companion", "dh-cocitation", "extended-cocitation", "lli", "cosine-cocitation", "ppr",
+            "green"]
         for algorithm in health["links"]["algorithms"]:
             printed = subprocess.run([sys.executable, "-m", "relatedpages.cli", "query", "--links",
                                       str(tmp_path / "links"), "--algorithm", algorithm, "--json", pages[3]],

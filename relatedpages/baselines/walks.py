@@ -58,7 +58,10 @@ class WalkParams:
     max_results: int = MAX_RESULTS_DEFAULT
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "direction", Direction(self.direction))
+        try:
+            object.__setattr__(self, "direction", Direction(self.direction))
+        except ValueError:
+            raise ValueError(f"direction must be both or out, got {self.direction!r}") from None
         if not 0 < self.restart < 1:
             raise ValueError(f"restart must be in (0, 1), got {self.restart!r}")
         if not self.tolerance > 0:
