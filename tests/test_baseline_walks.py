@@ -30,6 +30,14 @@ def random_graph(seed: int, nodes: int = 40, edges: int = 120) -> tuple[LinkGrap
 def nx_walk(graph: LinkGraph, direction: Direction) -> nx.MultiDiGraph:
     walk = nx.MultiDiGraph()
     walk.add_nodes_from(range(len(graph)))
+    if direction is Direction.COCITATION:  # x -> parent p -> child y, weight 1/in(x) · 1/out(p)
+        for x in range(len(graph)):
+            parents = graph.parents(x).tolist()
+            for p in parents:
+                children = graph.children(p).tolist()
+                for y in children:
+                    walk.add_edge(x, y, weight=1 / (len(parents) * len(children)))
+        return walk
     for source in range(len(graph)):
         for target in graph.children(source).tolist():
             walk.add_edge(source, target)
@@ -47,9 +55,10 @@ def test_personalised_and_global_pagerank_equal_networkx(seed, direction):
     node = int(np.argmax(np.diff(graph.in_offsets)))  # a page with parents
     ours = personalised_pagerank(graph, node, params)
     theirs = nx.pagerank(walk, alpha=1 - params.restart, personalization={node: 1.0},
-                         tol=1e-14, max_iter=10_000)
+                         tol=1e-14, max_iter=10_000, weight="weight")
     assert np.allclose(ours, [theirs[i] for i in range(len(graph))], atol=1e-8)
-    expected = nx.pagerank(walk, alpha=1 - params.restart, tol=1e-14, max_iter=10_000)
+    expected = nx.pagerank(walk, alpha=1 - params.restart, tol=1e-14, max_iter=10_000,
+                           weight="weight")
     assert np.allclose(global_pagerank(graph, params), [expected[i] for i in range(len(graph))],
                        atol=1e-8)
 
@@ -58,9 +67,9 @@ def test_push_error_is_bounded_by_the_tolerance_times_the_degree():
     # ACL's bound, tolerance · deg(v); self-loops (a step from a page to itself) make it
     # approximate: measured at most 1.15 times it on these graphs
     graph, _ = random_graph(11, nodes=200, edges=900)
-    exact = personalised_pagerank(graph, 0, WalkParams(tolerance=1e-13))
+    exact = personalised_pagerank(graph, 0, WalkParams(tolerance=1e-13, direction="both"))
     for tolerance in (1e-3, 1e-4, 1e-5):
-        approx = personalised_pagerank(graph, 0, WalkParams(tolerance=tolerance))
+        approx = personalised_pagerank(graph, 0, WalkParams(tolerance=tolerance, direction="both"))
         degree = np.diff(graph.in_offsets) + np.diff(graph.out_offsets)
         assert np.all(np.abs(exact - approx) <= 1.25 * tolerance * np.maximum(degree, 1))
 
@@ -80,13 +89,26 @@ def test_green_is_ppr_over_pagerank_and_answers_best_first():
 
 
 def test_hand_worked_walks():
-    # u and a are linked from h and k; k also links b.  Both ways, the walk from u reaches
-    # h and k first (one step), a (two steps, by both) before b (two steps, by k only).
+    # u and a are linked from h and k; k also links b.  The co-citation walk from u goes to
+    # h or k (1/2 each), then to a (1/2 · 1/2 + 1/2 · 1/3 = 5/12) or b (1/6), or back to u.
     graph = LinkGraph.from_edges([("h", "u"), ("h", "a"), ("k", "u"), ("k", "a"), ("k", "b")])
     u = graph.id_of("u")
-    assert [graph.name(s.node) for s in ppr(graph, u).related] == ["k", "h", "a", "b"]
+    exact = personalised_pagerank(graph, u, WalkParams(tolerance=1e-14))
+    alpha = WalkParams().restart
+    # a steps as u does; b (cited by k only) to u, a, b, 1/3 each.  Solving
+    # ppr = α·e_u + (1 - α)·ppr·P: ppr(b) = (1 - α)/(5 + α), ppr(u) - ppr(a) = α, sum 1
+    pb = (1 - alpha) / (5 + alpha)
+    assert exact[graph.id_of("b")] == pytest.approx(pb)
+    assert exact[u] == pytest.approx((1 - pb + alpha) / 2)
+    assert exact[graph.id_of("a")] == pytest.approx((1 - pb - alpha) / 2)
+    assert exact[graph.id_of("h")] == exact[graph.id_of("k")] == 0  # parents, never results
+    assert [graph.name(s.node) for s in ppr(graph, u).related] == ["a", "b"]
+    # both ways: h and k first (one step), a (two steps, by both) before b (by k only);
     # Green removes popularity: h (degree 2) is more the walk's own than k (degree 3)
-    assert [graph.name(s.node) for s in green(graph, u).related][:2] == ["h", "k"]
+    both = WalkParams(direction="both")
+    assert [graph.name(s.node) for s in ppr(graph, u, both).related] == ["k", "h", "a", "b"]
+    assert [graph.name(s.node) for s in green(graph, u, both).related][:2] == ["h", "k"]
+    assert ppr(graph, graph.id_of("h")).reason is NoAnswer.NO_PARENTS  # nothing cites h
     lonely = LinkGraph.from_edges([("x", "y")])
     assert ppr(lonely, lonely.id_of("x"), WalkParams(direction=Direction.OUT)).reason is None
     isolated = LinkGraph.from_pages([("http://alone/", [])])

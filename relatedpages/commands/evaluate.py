@@ -47,6 +47,9 @@ def add_parser(commands: Any) -> None:
                         help="grade this generated crawl (with its .topics.tsv) instead")
     topics.add_argument("--plot", default="related-topics.png",
                         help="P@15 per topic (Fig. 11). Default: %(default)s")
+    topics.add_argument("--baselines", metavar="NAME,…|all|none", default="all",
+                        help="page-level baselines scored beside them on a link graph of the "
+                             "same pages. Default: %(default)s")
     topics.add_argument("--json", action="store_true", help="print the figures as JSON too")
     topics.set_defaults(run=run_topics)
 
@@ -190,9 +193,14 @@ def run_related(args: argparse.Namespace) -> int:
 def run_topics(args: argparse.Namespace) -> int:
     import tempfile
 
+    from relatedpages.evaluation import related as rel
     from relatedpages.evaluation import topics as top
     from relatedpages.corpus.generate import generate_crawl
 
+    try:
+        baselines = rel.parse_baselines(args.baselines)
+    except ValueError as error:
+        raise UsageError(f"--baselines: {error}") from error
     try:
         sizes = [int(v) for v in args.pages.split(",") if v.strip()]
     except ValueError as error:
@@ -210,7 +218,7 @@ def run_topics(args: argparse.Namespace) -> int:
         for crawl in crawls:
             if not crawl.is_file():
                 raise UsageError(f"no such crawl: {crawl}")
-            evaluation = top.evaluate_topics(crawl)
+            evaluation = top.evaluate_topics(crawl, baselines=baselines)
             evaluations.append(evaluation)
             print(top.format_topics(evaluation) + "\n")
     plot = Path(args.plot)

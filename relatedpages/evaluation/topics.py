@@ -15,7 +15,9 @@ Protocol:
 3. **Rows**: block co-citation at its defaults (the default preset with its co-citation
    fallback, as ``relatedpages build``), block co-citation with the paper preset at its
    own T = 4 and at T = 0, traditional co-citation at its defaults (min-degree 2: the
-   floor), and the naive heading co-citation reference.
+   floor), the naive heading co-citation reference, and the page-level methods of
+   :mod:`relatedpages.baselines.methods` on a link graph of the same pages (as ``eval
+   related`` builds it), at their defaults.
 4. **Grade** of a result: 1 if its site has the test page's topic, else 0 (hubs, spam and
    pages outside generated sites grade 0).  Measures: coverage, P@1, P@5 and P@15 with
    missing results counting 0 (over all test pages), and P@15 per topic (the paper's
@@ -31,13 +33,17 @@ from pathlib import Path
 from typing import Any
 
 from relatedpages.evaluation.related import (
+    BASELINE_HOSTS_DEFAULT,
+    BASELINES_DEFAULT,
     BLOCK,
     COCITATION,
     PAPER_BLOCK,
     RelatedDict,
     at_least,
     citing_pages,
+    link_graph_of,
     load_corpus_file,
+    run_baseline,
     with_fallback,
 )
 
@@ -124,7 +130,8 @@ def load_topic_web(crawl: str | Path) -> TopicWeb:
     return TopicWeb(corpus, records, tests, topic_of)
 
 
-def evaluate_topics(crawl: str | Path, k: int = TOP_K) -> TopicEvaluation:
+def evaluate_topics(crawl: str | Path, k: int = TOP_K,
+                    baselines: Sequence[str] = BASELINES_DEFAULT) -> TopicEvaluation:
     """Every row of the module docstring on one generated crawl (with its sidecar)."""
     from filters.anchors import AnchorWords
     from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
@@ -150,6 +157,10 @@ def evaluate_topics(crawl: str | Path, k: int = TOP_K) -> TopicEvaluation:
             records, CocitationParams(m=k, min_degree=2)),
         NAIVE: naive_section_related(corpus.lists, k),
     }
+    if baselines:
+        graph = link_graph_of(records, BASELINE_HOSTS_DEFAULT)
+        for name in baselines:
+            rows[name] = run_baseline(graph, name, tests, k).related
     scores = {name: score_topics(related, tests, topic_of, k) for name, related in rows.items()}
     return TopicEvaluation(str(crawl), len(records), len(tests), scores,
                            time.monotonic() - started)
