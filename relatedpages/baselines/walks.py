@@ -100,26 +100,52 @@ def walk_csr(graph: LinkGraph, direction: Direction) -> tuple[np.ndarray, np.nda
     return cached
 
 
-def _step(graph: LinkGraph, direction: Direction, nodes: np.ndarray, mass: np.ndarray) -> np.ndarray:
-    """The mass arriving at every node when ``nodes`` (each with a step) take one step."""
+def _out_csr(graph: LinkGraph) -> tuple[np.ndarray, np.ndarray]:
+    """The out-links as int64 CSR arrays (cached per graph: converted once, not per step)."""
+    cached = graph.derived.get("out_csr")
+    if cached is None:
+        cached = (graph.out_offsets.astype(np.int64), graph.out_targets.astype(np.int64))
+        graph.derived["out_csr"] = cached
+    return cached
+
+
+def _step(graph: LinkGraph, direction: Direction, nodes: np.ndarray,
+          mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the mass of ``nodes`` (each with a step) arrives after one step: (distinct
+    nodes, the mass arriving at each)."""
     offsets, targets = walk_csr(graph, direction)
-    arriving = _spread(offsets, targets, nodes, mass, len(graph))
+    arrived, arriving = _spread(offsets, targets, nodes, mass)
     if direction is Direction.COCITATION:  # then from each parent to one of its links
-        parents = np.flatnonzero(arriving)
-        arriving = _spread(graph.out_offsets.astype(np.int64), graph.out_targets.astype(np.int64),
-                           parents, arriving[parents], len(graph))
-    return arriving
+        arrived, arriving = _spread(*_out_csr(graph), arrived, arriving)
+    return arrived, arriving
 
 
-def _spread(offsets: np.ndarray, targets: np.ndarray, nodes: np.ndarray, mass: np.ndarray,
-            n: int) -> np.ndarray:
-    """Each node's mass split evenly over its steps; the mass arriving at every node."""
+def _spread(offsets: np.ndarray, targets: np.ndarray, nodes: np.ndarray,
+            mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's mass split evenly over its steps: (distinct nodes reached, mass each)."""
     degree = offsets[nodes + 1] - offsets[nodes]
-    steps = np.repeat(nodes, degree)
     # positions of each node's steps: offset of the node + 0 … degree-1
-    within = np.arange(len(steps)) - np.repeat(np.cumsum(degree) - degree, degree)
+    within = np.arange(int(degree.sum())) - np.repeat(np.cumsum(degree) - degree, degree)
     arriving = targets[np.repeat(offsets[nodes], degree) + within]
-    return np.bincount(arriving, weights=np.repeat(mass / degree, degree), minlength=n)
+    weights = np.repeat(mass / degree, degree)
+    order = np.argsort(arriving, kind="stable")
+    arriving = arriving[order]
+    reached, first = np.unique(arriving, return_index=True)
+    return reached, np.add.reduceat(weights[order], first) if len(first) else weights[:0]
+
+
+def _dense_step(graph: LinkGraph, direction: Direction, mass: np.ndarray) -> np.ndarray:
+    """:func:`_step` of every node at once (global PageRank): the mass arriving at each
+    node; nodes without steps send nothing."""
+    halves = [walk_csr(graph, direction)]
+    if direction is Direction.COCITATION:
+        halves.append(_out_csr(graph))
+    for offsets, targets in halves:
+        degree = np.diff(offsets)
+        sources = np.repeat(np.arange(len(graph)), degree)
+        share = mass / np.maximum(degree, 1)
+        mass = np.bincount(targets, weights=share[sources], minlength=len(graph))
+    return mass
 
 
 def personalised_pagerank(graph: LinkGraph, node: int, params: WalkParams) -> np.ndarray:
@@ -130,26 +156,31 @@ def personalised_pagerank(graph: LinkGraph, node: int, params: WalkParams) -> np
     >>> round(float(p[g.id_of("a")]), 4), round(float(p[g.id_of("b")]), 4)  # 1/(2-α), (1-α)/(2-α)
     (0.5405, 0.4595)
     """
-    offsets, targets = walk_csr(graph, params.direction)
+    offsets, _ = walk_csr(graph, params.direction)
     n = len(graph)
-    degree = np.diff(offsets)
     estimate = np.zeros(n)
     residual = np.zeros(n)
     residual[node] = 1.0
     alpha = params.restart
     active = np.array([node], dtype=np.int64)  # u is pushed once whatever its degree
-    while True:
-        if not len(active):
-            return estimate
+    while len(active):
         mass = residual[active]
         residual[active] = 0.0
         estimate[active] += alpha * mass
-        walking = degree[active] > 0
+        degree = offsets[active + 1] - offsets[active]
+        walking = degree > 0
         # a page without steps (no out-links in the out walk) restarts at u
         residual[node] += (1 - alpha) * float(mass[~walking].sum())
+        touched = np.array([node], dtype=np.int64)
         if walking.any():
-            residual += _step(graph, params.direction, active[walking], (1 - alpha) * mass[walking])
-        active = np.flatnonzero(residual > params.tolerance * np.maximum(degree, 1))
+            reached, arriving = _step(graph, params.direction, active[walking],
+                                      (1 - alpha) * mass[walking])
+            residual[reached] += arriving
+            touched = np.concatenate([touched, reached])
+        # only nodes that received mass can have crossed the threshold
+        steps = offsets[touched + 1] - offsets[touched]
+        active = np.unique(touched[residual[touched] > params.tolerance * np.maximum(steps, 1)])
+    return estimate
 
 
 def global_pagerank(graph: LinkGraph, params: WalkParams) -> np.ndarray:
@@ -161,11 +192,10 @@ def global_pagerank(graph: LinkGraph, params: WalkParams) -> np.ndarray:
     offsets, targets = walk_csr(graph, params.direction)
     n = len(graph)
     degree = np.diff(offsets)
-    walking = np.flatnonzero(degree > 0)
     rank = np.full(n, 1.0 / n)
     for _ in range(MAX_ROUNDS):
         stuck = float(rank[degree == 0].sum())
-        moved = _step(graph, params.direction, walking, rank[walking])
+        moved = _dense_step(graph, params.direction, rank)
         new = params.restart / n + (1 - params.restart) * (moved + stuck / n)
         change = float(np.abs(new - rank).sum())
         rank = new
