@@ -28,7 +28,7 @@ def test_segment_prints_blocks_and_a_summary_with_counters(tmp_path):
     assert done.stderr.count("segment: ") == 1  # once: no line at the interval in 1 s
     records = [json.loads(line.split("\t", 1)[1])
                for part in sorted(out.glob("part-*")) for line in part.read_text().splitlines()]
-    assert len(records) == 4 and all({"url", "site", "blocks", "loose"} == set(r) for r in records)
+    assert len(records) == 4 and all({"url", "site", "blocks", "headings", "loose"} == set(r) for r in records)
 
 
 def test_usage_errors_exit_2_with_one_line():
