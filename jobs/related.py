@@ -6,6 +6,13 @@ Mapper1 → Sort1 → Reducer1 → Mapper2 (identity) → Reducer2, as DESIGN.md
 Output, one line per page with at least one related page:
 ``"<url>"\\t[[related_url, score, [[citing_site, ds], …]], …]`` — best first, at most M,
 each score >= T; the third element is the evidence (the citing sites that gave most).
+
+With the site fallback (``--site-fallback on``, the default preset) two steps follow, a
+join of the weak pages with their site's lists (:mod:`relatedpages.scoring.sitefallback`):
+Reducer2 emits each list tagged with whether it is weak, and every weak page asks each of
+its :func:`site_chops`; Reducer3, keyed by the page asked, passes its own list on and
+offers it (if it is not weak) to every page that asked; Reducer4 keeps a page's own list,
+or, if that is weak, the nearest offer (marked ``"site"``, with the page that answered).
 """
 from __future__ import annotations
 
@@ -40,9 +47,14 @@ from relatedpages.store.chain import (
 )
 from relatedpages.scoring.options import FILTER_SWITCHES, add_chain_options, chain_params_from
 from relatedpages.scoring.similarity import micro, score_from_micro, unmicro
+from relatedpages.scoring.sitefallback import from_site, is_weak, site_chops
 
 FILTER_GROUP = "filters"
 CHAIN_GROUP = "related"
+# The site fallback's values (steps 2-4), tagged so that they sort as each reducer reads
+# them: an offer ("F", by depth) before a page's own list ("L") before the asks ("W").
+_SELF, _OFFER, _OWN, _WANT = None, "F", "L", "W"
+_DEPTH_WIDTH = 4
 
 
 class MRRelatedPages(ShippedJob):
@@ -63,11 +75,15 @@ class MRRelatedPages(ShippedJob):
             self.arg_parser.error(str(error))
 
     def steps(self) -> list[MRStep]:
-        return [
+        steps = [
             MRStep(mapper_init=self.mapper_init_words, mapper=self.mapper_emit_pairs,
                    reducer=self.reducer_total_similarity),
             MRStep(reducer=self.reducer_top_related),  # Mapper2 is the identity
         ]
+        if self.sim_params.site_fallback:
+            steps += [MRStep(reducer=self.reducer_offer_site_list),
+                      MRStep(reducer=self.reducer_answer)]
+        return steps
 
     # -- Mapper1 ---------------------------------------------------------------------------
 
@@ -100,7 +116,7 @@ class MRRelatedPages(ShippedJob):
         for page, count in sim.in_counts(blocks).items():
             for _ in range(count):
                 yield page, aux
-        if self.sim_params.tie_break is sim.TieBreak.EVIDENCE:
+        if self.sim_params.tie_break is sim.TieBreak.EVIDENCE or self.sim_params.site_fallback:
             cited = encode_cited_value(site)
             for linked, count in sim.raw_counts(unit_blocks).items():
                 for _ in range(count):
@@ -207,22 +223,85 @@ class MRRelatedPages(ShippedJob):
             if sim.better_citation(s_micro, citing, text, best):
                 best = (s_micro, citing, text)
         yield from close_other()
+        if params.site_fallback:  # every cited page reaches Reducer2, with its popularity
+            if last_citing is not None:
+                close_citing_site()
+            yield page, [_SELF, popularity]
 
     # -- Reducer2 --------------------------------------------------------------------------
 
     def reducer_top_related(
         self, page: str, values: Iterator[list[Any]]
-    ) -> Iterator[tuple[str, list[list[Any]]]]:
-        """Input: p1 → (p2, score, evidence, sites citing p2, Σ DS_d).  Output: p1 → at most M
-        ``[p2, score, evidence]``, best first, ties as the preset says (a bounded heap:
-        constant memory)."""
-        tie_break = self.sim_params.tie_break
-        best = heapq.nsmallest(
-            self.sim_params.m, (sim.Candidate(*value) for value in values),
-            key=lambda candidate: sim.candidate_key(candidate, tie_break))
+    ) -> Iterator[tuple[str, list[Any]]]:
+        """Input: p1 → (p2, score, evidence, sites citing p2, Σ DS_d), and with the site
+        fallback p1's own popularity.  Output: p1 → at most M ``[p2, score, evidence]``,
+        best first, ties as the preset says (a bounded heap: constant memory); with the
+        site fallback, the list tagged with whether it is weak, and a weak page's asks."""
+        params = self.sim_params
+        popularity = 0
+
+        def candidates() -> Iterator[sim.Candidate]:
+            nonlocal popularity
+            for value in values:
+                if value[0] is _SELF:
+                    popularity = value[1]
+                else:
+                    yield sim.Candidate(*value)
+
+        best = heapq.nsmallest(params.m, candidates(),
+                               key=lambda candidate: sim.candidate_key(candidate, params.tie_break))
+        entries = [[c.url, c.score, c.evidence] for c in best]
         if best:
             self.increment_counter(CHAIN_GROUP, "pages_with_related")
-            yield page, [[c.url, c.score, c.evidence] for c in best]
+        if not params.site_fallback:
+            if best:
+                yield page, entries
+            return
+        weak = is_weak(entries, popularity, params.diffuse)
+        if entries:
+            yield page, [_OWN, entries, weak]
+            if weak:
+                self.increment_counter(CHAIN_GROUP, "diffuse_lists")
+        if weak:
+            for depth, chop in enumerate(site_chops(page)):
+                yield chop, [_WANT, str(depth).zfill(_DEPTH_WIDTH), page]
+
+    # -- Reducer3 and Reducer4: the site fallback --------------------------------------------
+
+    def reducer_offer_site_list(
+        self, page: str, values: Iterator[list[Any]]
+    ) -> Iterator[tuple[str, list[Any]]]:
+        """Input: a page's own list (first: values are sorted) and the asks of the weak pages
+        of its site.  Output: the page's list, passed on; to every page that asked, the
+        list offered (if it is not weak), with the ask's depth."""
+        own: list[Any] | None = None
+        for value in values:
+            if value[0] == _OWN:
+                own = value
+                yield page, value
+            elif value[0] == _WANT and own is not None and not own[2]:
+                yield value[2], [_OFFER, value[1], page, own[1]]
+
+    def reducer_answer(
+        self, page: str, values: Iterator[list[Any]]
+    ) -> Iterator[tuple[str, list[list[Any]]]]:
+        """Input: the offers to a page, nearest first, then its own list.  Output: its own
+        list unless weak, else the nearest offer (marked), else its own (weak) list."""
+        offer: list[Any] | None = None
+        own: list[Any] | None = None
+        for value in values:
+            if value[0] == _OFFER:
+                offer = offer or value
+            elif value[0] == _OWN:
+                own = value
+        answer = own[1] if own is not None else []
+        if offer is not None and (own is None or own[2]):
+            from_offer = from_site(page, offer[2], offer[3])
+            if from_offer:
+                self.increment_counter(CHAIN_GROUP, "answered_by_site")
+                answer = from_offer
+        if answer:
+            yield page, answer
 
 
 class _Desc:

@@ -141,17 +141,22 @@ def test_build_fills_short_block_lists_from_the_fallback(built):
     assert manifest["parameters"]["fallback"]["fill_to"] == 15
     filled = int(next(line for line in done.stdout.splitlines()
                       if "filled by fallback" in line).split()[3])
-    mixed, example = 0, None
+    mixed, example, from_site = 0, None, None
     with RelatedPagesDB(folder / "db") as database:
         for url, related in database.records():
             kinds = [item.fallback for item in related]
             assert len(related) <= 15 and url not in {item.url for item in related}
             assert len({item.url for item in related}) == len(related)
-            if kinds[0] is None and kinds[-1] is not None:
+            if kinds[0] == "site":  # the site fallback: one page of the same site answered
+                assert len({item.via for item in related if item.fallback == "site"}) == 1
+                from_site = url
+            if kinds[0] != "cocitation" and kinds[-1] == "cocitation":
                 mixed += 1
                 cut = kinds.index("cocitation")
-                assert set(kinds[:cut]) == {None} and set(kinds[cut:]) == {"cocitation"}
-                example = url
-    assert mixed == filled > 0 and example is not None
+                assert set(kinds[:cut]) == {kinds[0]} and set(kinds[cut:]) == {"cocitation"}
+                example = example if kinds[0] == "site" and example else url
+    assert mixed == filled > 0 and example is not None and from_site is not None
     shown = relatedpages("query", "--db", str(folder / "db"), example)
     assert "(filled by cocitation)" in shown.stdout
+    shown = relatedpages("query", "--db", str(folder / "db"), from_site)
+    assert "answered from its site's page http" in shown.stdout

@@ -124,6 +124,42 @@ def test_template_link_on_every_page_of_one_site_is_capped(tmp_path):
     assert top[2] == [["big.example.com", 9.0, "http://big.example.com/0", "ICP 123"]]
 
 
+def test_site_fallback_answers_files_and_diffuse_pages_from_their_site(tmp_path):
+    # six directories list a.com, b.com and c.com together; eight sites carry a.com's ad
+    # landing page next to a different advertiser each (diffuse: its best result rests on
+    # one of its eight citing sites); a ninth lists a.com's PDF, which the file filter drops
+    records = [page(f"http://d{i}.org/", f"d{i}.org",
+                    [("http://a.com/", "A"), ("http://b.com/", "B"), ("http://c.com/", "C")])
+               for i in range(6)]
+    records += [page(f"http://e{i}.org/", f"e{i}.org",
+                     [("http://a.com/offer.html", "Offer"), (f"http://x{i}.com/", f"X{i}")])
+                for i in range(8)]
+    records.append(page("http://f.org/", "f.org",
+                        [("http://a.com/docs/paper.pdf", "Paper"), ("http://b.com/", "B")]))
+    segments = write_segments(tmp_path / "seg.jsonl", records)
+    default, counters = run_related([segments])
+    assert default == reference_related(records, preset_link_params("default"),
+                                        preset_params("default"), AnchorWords())
+    home = [entry[0] for entry in default["http://a.com/"]]
+    assert home[:2] == ["http://b.com/", "http://c.com/"]
+    for weak in ("http://a.com/offer.html", "http://a.com/docs/paper.pdf"):
+        assert [entry[0] for entry in default[weak]] == home
+        assert all(entry[3:] == ["site", "http://a.com/"] for entry in default[weak])
+    assert counters["related"]["answered_by_site"] == 2
+    assert counters["related"]["diffuse_lists"] == 1
+    # the paper preset keeps the landing page's own (diffuse) list and answers no file
+    paper, _ = run_related([segments], ["--preset", "paper", "--t", "0"])
+    assert {entry[0] for entry in paper["http://a.com/offer.html"]} == {
+        f"http://x{i}.com/" for i in range(8)}
+    assert "http://a.com/docs/paper.pdf" not in paper
+    # --diffuse 0 keeps the diffuse list; --site-fallback off answers no file either
+    strict, _ = run_related([segments], ["--diffuse", "0"])
+    assert all(len(entry) == 3 for entry in strict["http://a.com/offer.html"])
+    assert strict["http://a.com/docs/paper.pdf"][0][3] == "site"
+    off, _ = run_related([segments], ["--site-fallback", "off"])
+    assert "http://a.com/docs/paper.pdf" not in off
+
+
 corpus_links = st.sampled_from([f"http://{host}.com/{path}" for host in "abcdef" for path in ("", "x")])
 anchors = st.sampled_from(["alpha", "beta tools", "Alpha beta", "the", "gamma", "新浪新闻", "tools"])
 blocks = st.lists(st.lists(st.tuples(corpus_links, anchors), min_size=1, max_size=6), min_size=1, max_size=3)

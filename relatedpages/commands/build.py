@@ -104,6 +104,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"  related pairs        {report.pairs}", file=out)
     print(f"  pages with related   {report.pages_with_related}", file=out)
     print(f"  database records     {report.db_records}  ({args.db})", file=out)
+    from_site = report.counters.get("block", {}).get("related", {}).get("answered_by_site", 0)
+    if from_site:
+        print(f"  answered by its site {from_site}  (pages without block evidence of their own, "
+              "or with diffuse evidence: the list of the nearest page of their site; marked)",
+              file=out)
     if report.fallback_records:
         print(f"  answered by fallback {report.fallback_records}  (traditional co-citation: pages "
               "without block evidence; marked in their results)", file=out)

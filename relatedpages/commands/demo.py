@@ -69,13 +69,16 @@ def run(args: argparse.Namespace) -> int:
                                  verify=False))
     template = registration_url()
     with RelatedPagesDB(out / "db") as database:
-        lists = {"block": 0, "fallback": 0}
-        holders: dict[str, list[str]] = {"block": [], "fallback": []}
+        kinds = {"block": lambda item: item.fallback is None,
+                 "site": lambda item: item.fallback == "site",
+                 "fallback": lambda item: item.fallback not in (None, "site")}
+        lists = dict.fromkeys(kinds, 0)
+        holders: dict[str, list[str]] = {kind: [] for kind in kinds}
         for url, related in database.records():
             if url == template or not related:
                 continue
-            for kind, mine in (("block", [i for i in related if i.fallback is None]),
-                               ("fallback", [i for i in related if i.fallback is not None])):
+            for kind, belongs in kinds.items():
+                mine = [item for item in related if belongs(item)]
                 lists[kind] += bool(mine)
                 if any(item.url == template for item in mine):
                     holders[kind].append(url)
@@ -84,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
           f"{lists['block']} lists with block results"
           + (f" (those of {', '.join(holders['block'][:3])}, …: pages where the segmenter "
              "merges another block with the footer)" if holders["block"] else "")
+          + f", in {len(holders['site'])} of the {lists['site']} lists answered from a page "
+          "of the same site (the site fallback)"
           + f", and a fallback result in {len(holders['fallback'])} of the "
           f"{lists['fallback']} lists the co-citation fallback answers or fills (co-citation "
           "has no template damping).")

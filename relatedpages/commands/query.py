@@ -83,12 +83,15 @@ def _print_related(query: str, answer: dict[str, Any]) -> None:
     if not related:
         print("  no related pages")
     whole = bool(related) and related[0].get("fallback") is not None
-    if whole:
+    if whole and related[0].get("via"):
+        print(f"  (no block evidence of its own: answered from its site's page {related[0]['via']})")
+    elif whole:
         print(f"  (no block evidence: answered by {related[0]['fallback']})")
     for rank, item in enumerate(related, 1):
         sites = ", ".join(evidence[0] for evidence in item["evidence"])
         fallback = item.get("fallback")
-        filled = f"  (filled by {fallback})" if fallback and not whole else ""
+        filled = (f"  (filled by {fallback})"
+                  if fallback and not whole and fallback != related[0].get("fallback") else "")
         print(f"  {rank:>2}. {item['score']:>8.3f}  {item['url']}   [{sites}]{filled}")
         if item["evidence"] and len(item["evidence"][0]) == 4:
             _, _, citing, text = item["evidence"][0]

@@ -41,6 +41,18 @@ def preset_link_params(preset: sim.Preset | str, **overrides: Any) -> LinkFilter
     return dataclasses.replace(LinkFilterParams(), **{**changes, **overrides})
 
 
+def _on_off(text: str) -> bool:
+    """``on``/``off`` (and the ``True``/``False`` a job argument is written as) as a bool.
+
+    >>> _on_off("on"), _on_off("False")
+    (True, False)
+    """
+    value = {"on": True, "true": True, "off": False, "false": False}.get(str(text).lower())
+    if value is None:
+        raise ValueError(f"expected on or off, got {text!r}")
+    return value
+
+
 @dataclasses.dataclass(frozen=True)
 class _Option:
     flag: str
@@ -85,6 +97,13 @@ _OPTIONS = (
             "the co-citing unit: block (the segmenter's), or heading (consecutive blocks "
             "under one heading of the page, co-cited as one).",
             tuple(g.value for g in sim.Granularity)),
+    _Option("--site-fallback", "site_fallback", _on_off, None,
+            "on: a page with no block list, or a diffuse one (--diffuse), is answered by "
+            "the nearest page of its own site with a list (its URL chopped a segment at a "
+            "time), each such result marked 'site'; on or off."),
+    _Option("--diffuse", "diffuse", float, None,
+            "with the site fallback: a page's list is diffuse when its best score is below "
+            "this share of the sites citing it (0: only pages with no list fall back)."),
     _Option("--template", "template", int, sim.TEMPLATE_DEFAULT,
             "a site citing a page in more blocks has it in a template: it does not count "
             "toward the page's popularity (the evidence tie-break)."),
@@ -123,6 +142,7 @@ def _preset_defaults(dest: str) -> str:
         params = preset_link_params(preset) if dest == "large_block" else sim.preset_params(preset)
         value = getattr(params, dest)
         shown = value.value if isinstance(value, Enum) else (
+            ("on" if value else "off") if isinstance(value, bool) else
             f"{value:g}" if isinstance(value, float) else value)
         values.append(f"{preset.value} {shown}")
     return ", ".join(values)
@@ -180,4 +200,6 @@ def describe(params: Sequence[Any]) -> str:
                else "")
             + (f", co-citing unit {similarity.granularity.value}"
                if similarity.granularity is not sim.Granularity.BLOCK else "")
+            + (f", site fallback (diffuse below {similarity.diffuse:g} of the citing sites)"
+               if similarity.site_fallback else "")
             + (f", filters off: {', '.join(off)}" if off else ""))

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from relatedpages.scoring.granularity import units
+from relatedpages.scoring.sitefallback import apply_site_fallback
 from relatedpages.scoring.similarity import (
     LinkLike,
     RelatedEntry,
@@ -96,6 +97,9 @@ def related_from_filtered(
         entries = top_related(candidates, sim_params.m, sim_params.t, sim_params.tie_break)
         if entries:
             related[source] = entries
+    if sim_params.site_fallback:  # jobs.related's steps 3 and 4: every cited page may ask
+        every_cited = {*in_p, *(cited for cited, _site in site_blocks)}
+        return apply_site_fallback(related, popularity, every_cited, sim_params.diffuse)
     return related
 
 

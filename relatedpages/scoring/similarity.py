@@ -143,7 +143,7 @@ class SimilarityParams:
     SimilarityParams(lam=8, r=9, n=10.0, m=15, t=4.0, evidence=3, damping=<Damping.LOG: 'log'>,
                      score=<ScoreForm.TOTAL: 'total'>, tie_break=<TieBreak.URL: 'url'>,
                      distant_pairs=False, template=2, window=0,
-                     granularity=<Granularity.BLOCK: 'block'>)
+                     granularity=<Granularity.BLOCK: 'block'>, site_fallback=False, diffuse=0.0)
     >>> SimilarityParams(r=0)
     Traceback (most recent call last):
     ...
@@ -163,6 +163,10 @@ class SimilarityParams:
     template: int = TEMPLATE_DEFAULT
     window: int = 0
     granularity: Granularity = Granularity.BLOCK
+    # the site fallback (relatedpages.scoring.sitefallback): pages without a list, or with
+    # a list whose best score is below `diffuse` x their popularity, answered by their site
+    site_fallback: bool = False
+    diffuse: float = 0.0
 
     def __post_init__(self) -> None:
         for name, kind in (("damping", Damping), ("score", ScoreForm), ("tie_break", TieBreak),
@@ -172,8 +176,9 @@ class SimilarityParams:
             except ValueError:
                 choices = ", ".join(member.value for member in kind)
                 raise ValueError(f"{name} must be one of {choices}, got {getattr(self, name)!r}") from None
-        if not isinstance(self.distant_pairs, bool):
-            raise ValueError(f"distant_pairs must be a bool, got {self.distant_pairs!r}")
+        for name in ("distant_pairs", "site_fallback"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
         _check_int("lam", self.lam, 0)
         _check_int("template", self.template, 1)
         _check_int("window", self.window, 0)
@@ -183,6 +188,9 @@ class SimilarityParams:
         # N = 0 would make every DS_d zero: no page could ever be related.
         object.__setattr__(self, "n", _check_float("n", self.n, positive=True))
         object.__setattr__(self, "t", _check_float("t", self.t, positive=False))
+        object.__setattr__(self, "diffuse", _check_float("diffuse", self.diffuse, positive=False))
+        if self.diffuse > 1:
+            raise ValueError(f"diffuse must be a share in [0, 1], got {self.diffuse!r}")
 
 
 #: The default preset's departures from the paper's similarity, each measured on the
@@ -205,6 +213,10 @@ class SimilarityParams:
 #:   they group under a heading into several lists.  Development split: P@15 same list
 #:   15.67 -> 16.34 %, R@1 0.496 -> 0.510; the generated webs are unchanged (their pages
 #:   never have two lists under one heading).
+#: * site_fallback, diffuse = 0.25: a page without a list, or whose best result is co-cited
+#:   by fewer than a quarter of the sites citing it, is answered by the nearest page of its
+#:   own site (:mod:`relatedpages.scoring.sitefallback`).  Development web (seed 7): P@15
+#:   by topic 59.6 -> 97.8 %; development split of the hub lists: every measure within 0.002.
 DEFAULT_PRESET_CHANGES: Mapping[str, Any] = {
     "t": 0.0,
     "damping": Damping.NONE,
@@ -213,6 +225,8 @@ DEFAULT_PRESET_CHANGES: Mapping[str, Any] = {
     "distant_pairs": True,
     "window": 60,
     "granularity": Granularity.HEADING,
+    "site_fallback": True,
+    "diffuse": 0.25,
 }
 
 

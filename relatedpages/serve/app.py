@@ -236,6 +236,7 @@ def openapi_document(algorithms: list[str]) -> dict[str, Any]:
                 "related": {"type": "array", "items": {"type": "object", "properties": {
                     "url": {"type": "string"}, "score": {"type": "number"},
                     "evidence": {"type": "array"},
-                    "fallback": {"type": "string"}}}}}},
+                    "fallback": {"type": "string"},
+                    "via": {"type": "string"}}}}}},
         }},
     }

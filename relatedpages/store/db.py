@@ -543,7 +543,7 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
     ...     folder + "/db", algorithm="block", parameters={}, source=["doctest"], partitions=4)
     >>> with RelatedPagesDB(folder + "/db") as db:
     ...     db.related("HTTP://A.example:80/index.html"), db.related("http://c.example/")
-    ([Related(url='http://b.example/', score=5.25, evidence=(('hub.example', 3.0),), fallback=None)], None)
+    ([Related(url='http://b.example/', score=5.25, evidence=(('hub.example', 3.0),), fallback=None, via=None)], None)
     >>> shutil.rmtree(folder)
     """
 
@@ -582,7 +582,8 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
         """The answer to one lookup as ``relatedpages query --json`` prints it (and
         ``relatedpages serve`` returns it): the query, its normalised URL, whether it was
         found, the stored spelling that matched, and at most ``limit`` results with their
-        evidence (``fallback`` on entries the fallback answered or filled).
+        evidence (``fallback`` on entries a fallback answered or filled; ``via``, the
+        page of the same site whose list answered, on the site fallback's).
 
         Raises ``ValueError`` for a URL that does not normalise.
 
@@ -603,7 +604,8 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
         return {
             "query": query, "url": url, "found": related is not None, "matched": matched,
             "related": [{"url": r.url, "score": r.score, "evidence": [list(e) for e in r.evidence],
-                         **({"fallback": r.fallback} if r.fallback else {})}
+                         **({"fallback": r.fallback} if r.fallback else {}),
+                         **({"via": r.via} if r.via else {})}
                         for r in (related or [])[:limit]],
         }
 
@@ -611,6 +613,6 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
         return [
             Related(entry[0], float(entry[1]),
                     tuple((item[0], float(item[1]), *item[2:]) for item in entry[2]),
-                    entry[3] if len(entry) == 4 else None)
+                    entry[3] if len(entry) >= 4 else None, entry[4] if len(entry) >= 5 else None)
             for entry in json.loads(data)
         ]

@@ -249,13 +249,14 @@ _DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=F
 def _is_related_list(value: Any) -> bool:
     """``[[url: str, score: finite number, [[site: str, ds: finite number], …]], …]``; an
     evidence item may add the citing page and the anchor text (both str); an entry answered
-    by a fallback has a fourth element, the fallback's name (a str)."""
+    by a fallback has a fourth element, the fallback's name, and the site fallback's a fifth,
+    the page whose list answered (both str)."""
     if not isinstance(value, (list, tuple)):
         return False
     for item in value:
-        if not isinstance(item, (list, tuple)) or len(item) not in (3, 4):
+        if not isinstance(item, (list, tuple)) or len(item) not in (3, 4, 5):
             return False
-        if len(item) == 4 and not isinstance(item[3], str):
+        if not all(isinstance(text, str) for text in item[3:]):
             return False
         url, score, evidence = item[:3]
         if not isinstance(url, str) or not _is_finite_number(score) or not isinstance(evidence, (list, tuple)):

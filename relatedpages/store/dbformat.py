@@ -101,6 +101,7 @@ class Related:
     score: float
     evidence: tuple[tuple[Any, ...], ...]
     fallback: str | None = None  # the fallback algorithm that answered, if not the database's
+    via: str | None = None  # the page whose list answered (the site fallback: "site")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ function resultItem(algorithm, result) {
   const li = element("li");
   li.append(element("span", Number(result.score).toFixed(3), "score"), webLink(result.url));
   if (result.fallback) li.append(element("span", "(by " + result.fallback + ")", "fallback"));
+  if (result.via) li.append(element("span", "from ", "fallback"), webLink(result.via));
   const explore = element("button", "explore", "explore");
   explore.type = "button";
   explore.title = "related pages of this one";
