@@ -16,6 +16,9 @@ Mapper1 builds its own jieba cache as a cluster task would):
     Sort2     LC_ALL=C sort step1   (Mapper2 is the identity)              > sorted2
     Reducer2  python jobs/related.py --step-num=1 --reducer  < sorted2   > related
 
+With the site fallback (the default preset) two more pairs follow, Sort3/Reducer3 and
+Sort4/Reducer4 (``--step-num=2`` and ``3``); the last reducer writes ``related``.
+
 The sorts are the ones mrjob's local runner does for a ``SORT_VALUES`` job: whole
 lines, byte order (GNU sort holds its whole input in memory when it fits, so Sort's
 peak grows with the input; Hadoop's sort spills to disk instead).  Each task runs
@@ -54,8 +57,18 @@ from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E
 BASE_PAGES_DEFAULT = 5_000
 RUNS_DEFAULT = 3
 FACTORS = (1, 2, 4)
-STAGES = ("Mapper1", "Sort1", "Reducer1", "Sort2", "Reducer2")
-REDUCERS = ("Reducer1", "Reducer2")
+#: The stages of the chain being measured (set by :func:`set_stages` for the preset).
+STAGES: list[str] = ["Mapper1", "Sort1", "Reducer1", "Sort2", "Reducer2"]
+REDUCERS: list[str] = ["Reducer1", "Reducer2"]
+
+
+def set_stages(job_args: list[str]) -> None:
+    """Mapper1, Sort1, Reducer1, then a Sort and a Reducer per further step of the job."""
+    steps = len(MRRelatedPages(job_args).steps())
+    REDUCERS[:] = [f"Reducer{step}" for step in range(1, steps + 1)]
+    STAGES[:] = ["Mapper1", "Sort1", "Reducer1"]
+    for step in range(2, steps + 1):
+        STAGES.extend((f"Sort{step}", f"Reducer{step}"))
 RELATED_JOB = REPO / "jobs" / "related.py"
 #: Verdict bands: 4×/1× time within ±20 % of 4.0 is "linear"; reducer peak within 10 %
 #: of the 1× peak is "flat".
@@ -174,7 +187,8 @@ def empty_size(work: Path) -> Size:
 
 
 def run_chain(size: Size, env: dict[str, str]) -> dict[str, Measure]:
-    """Mapper1 → Sort1 → Reducer1 → Sort2 → Reducer2 on ``size``'s segments, one task each.
+    """Mapper1 → Sort1 → Reducer1 → Sort2 → Reducer2 (→ … Reducer4) on ``size``'s segments,
+    one task each.
     Outputs stay in the size's folder (``map1``, ``step1``, ``related/part-00000``)."""
     folder = size.segments.parent
     (folder / "related").mkdir(exist_ok=True)
@@ -183,10 +197,13 @@ def run_chain(size: Size, env: dict[str, str]) -> dict[str, Measure]:
     plan: list[tuple[str, list[str], str, str, dict[str, str]]] = [
         ("Mapper1", [*job, "--step-num=0", "--mapper"], size.segments.name, "map1", env),
         ("Sort1", ["sort"], "map1", "sorted1", sort_env),
-        ("Reducer1", [*job, "--step-num=0", "--reducer"], "sorted1", "step1", env),
-        ("Sort2", ["sort"], "step1", "sorted2", sort_env),
-        ("Reducer2", [*job, "--step-num=1", "--reducer"], "sorted2", "related/part-00000", env),
     ]
+    for step in range(1, len(REDUCERS) + 1):
+        if step > 1:  # Mapper2 and later mappers are the identity
+            plan.append((f"Sort{step}", ["sort"], f"step{step - 1}", f"sorted{step}", sort_env))
+        target = "related/part-00000" if step == len(REDUCERS) else f"step{step}"
+        plan.append((f"Reducer{step}", [*job, f"--step-num={step - 1}", "--reducer"],
+                     f"sorted{step}", target, env))
     measures: dict[str, Measure] = {}
     for stage, args, source, target, stage_env in plan:
         wd = folder / f"wd-{stage}"  # a fresh task working folder (jieba's cache goes here)
@@ -262,6 +279,7 @@ def main() -> int:
                         help="keep crawls and stage outputs here (default: a temporary folder)")
     args = parser.parse_args()
     JOB_ARGS[:] = ["--preset", args.preset]
+    set_stages(JOB_ARGS)
     if args.base_pages < 1 or args.runs < 1:
         parser.error("--base-pages and --runs must be >= 1")
     if shutil.which("sort") is None:
