@@ -4,6 +4,7 @@ claims (never one it did not make, and it deletes nothing)."""
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
                  "fallback": lambda item: item.fallback not in (None, "site")}
         lists = dict.fromkeys(kinds, 0)
         holders: dict[str, list[str]] = {kind: [] for kind in kinds}
+        vias: Counter[str] = Counter()  # the site pages whose lists carry it to others
         for url, related in database.records():
             if url == template or not related:
                 continue
@@ -82,13 +84,17 @@ def run(args: argparse.Namespace) -> int:
                 lists[kind] += bool(mine)
                 if any(item.url == template for item in mine):
                     holders[kind].append(url)
+                    if kind == "site":
+                        vias[str(mine[0].via)] += 1
     print(f"\nThe registration link {template} sits in the footer template of most pages of "
           f"every site. It is a block result in {len(holders['block'])} of the "
           f"{lists['block']} lists with block results"
           + (f" (those of {', '.join(holders['block'][:3])}, …: pages where the segmenter "
              "merges another block with the footer)" if holders["block"] else "")
           + f", in {len(holders['site'])} of the {lists['site']} lists answered from a page "
-          "of the same site (the site fallback)"
+          "of the same site (the site fallback"
+          + (f"; most from {', '.join(f'{via} ({n})' for via, n in vias.most_common(3))}"
+             if vias else "") + ")"
           + f", and a fallback result in {len(holders['fallback'])} of the "
           f"{lists['fallback']} lists the co-citation fallback answers or fills (co-citation "
           "has no template damping).")
