@@ -38,6 +38,36 @@ def test_defaults_beat_the_floor_on_a_web_no_choice_was_made_on(small_web: Path)
     assert block.p1 > floor.p1 and block.p5 > floor.p5 and block.p15 > floor.p15
     assert NAIVE in scores and len(block.p15_by_topic) >= 10
     assert "P@15 per topic" in format_topics(evaluation)
+    # every other row, the literature's methods included (issue 10: dh-cocitation's URL
+    # chopping led at P@5 and P@15 before the site fallback)
+    for name, other in scores.items():
+        if name != BLOCK:
+            assert block.p1 > other.p1 and block.p5 > other.p5 and block.p15 > other.p15, name
+
+
+def test_site_fallback_answers_files_and_landing_pages_from_their_site(small_web: Path) -> None:
+    """The pages the site fallback answers on a generated web are its files and its ad
+    landing pages, each from a page of its own site, and they are right by topic."""
+    from filters.site import site_of
+    from filters.anchors import AnchorWords
+    from relatedpages.evaluation.topics import load_topic_web
+    from relatedpages.scoring.options import preset_link_params
+    from relatedpages.scoring.reference import reference_related
+    from relatedpages.scoring.similarity import preset_params
+
+    web = load_topic_web(small_web)
+    related = reference_related(web.records, preset_link_params("default"),
+                                preset_params("default"), AnchorWords())
+    answered = [url for url in web.tests if related.get(url) and related[url][0][3:4] == ["site"]]
+    assert len(answered) > 50
+    assert {"/docs/", "/offers/"} <= {"/" + url.split("/")[3] + "/" for url in answered}
+    for url in answered:
+        via = related[url][0][4]
+        assert site_of(via) == site_of(url) and via != url
+        assert all(entry[3:] == ["site", via] for entry in related[url])
+    hits = [web.topic_of.get(entry[0]) == web.topic_of[url]
+            for url in answered for entry in related[url][:15]]
+    assert sum(hits) / len(hits) > 0.8
 
 
 def test_cli_prints_and_plots(small_web: Path, tmp_path: Path, capsys) -> None:
