@@ -79,3 +79,21 @@ def test_cli_prints_and_plots(small_web: Path, tmp_path: Path, capsys) -> None:
     assert figures[0]["scores"][BLOCK]["coverage"] >= 0.95
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert cli.main(["eval", "topics", "--crawl", str(tmp_path / "none.warc.gz")]) == cli.EXIT_USAGE
+
+
+def test_chain_engine_grades_what_the_oracles_grade(tmp_path: Path, capsys) -> None:
+    """--engine chain runs the real chains (relatedpages build, then the co-citation job)
+    and grades their outputs: the same figures as the in-memory oracles."""
+    crawl = tmp_path / "web.warc.gz"
+    generate_crawl(crawl, pages=800, seed=13)
+    assert cli.main(["eval", "topics", "--crawl", str(crawl), "--engine", "chain",
+                     "--runner", "inline", "--plot", str(tmp_path / "t.png"),
+                     "--json"]) == cli.EXIT_OK
+    (chain,) = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    oracle = evaluate_topics(crawl, baselines=())
+    assert chain["test_pages"] == oracle.test_pages > 20
+    for name in (BLOCK, f"{COCITATION} (min-degree 2)"):
+        got, want = chain["scores"][name], oracle.scores[name]
+        assert (got["coverage"], got["p1"], got["p5"], got["p15"]) == pytest.approx(
+            (want.coverage, want.p1, want.p5, want.p15)), name
+    assert set(chain["scores"]) == {BLOCK, f"{COCITATION} (min-degree 2)"}

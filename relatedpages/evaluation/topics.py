@@ -18,6 +18,9 @@ Protocol:
    floor), the naive heading co-citation reference, and the page-level methods of
    :mod:`relatedpages.baselines.methods` on a link graph of the same pages (as ``eval
    related`` builds it), at their defaults.
+   With ``--engine chain`` the rows are the product as ``relatedpages build`` makes it (the
+   real mrjob chains, any runner) and the floor (the co-citation job), read back from their
+   outputs (:func:`evaluate_topic_outputs`): webs too large for the in-memory oracles.
 4. **Grade** of a result: 1 if its site has the test page's topic, else 0 (hubs, spam and
    pages outside generated sites grade 0).  Measures: coverage, P@1, P@5 and P@15 with
    missing results counting 0 (over all test pages), and P@15 per topic (the paper's
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,12 +116,20 @@ class TopicWeb:
 
 def load_topic_web(crawl: str | Path) -> TopicWeb:
     """Segment ``crawl`` and pick its test pages (module doc, steps 1-2)."""
-    from filters.site import site_of
     from relatedpages.corpus.generate import read_topics
 
-    site_topics = read_topics(crawl)
     corpus = load_corpus_file(str(crawl), True)
     records = [corpus.records[url] for url in sorted(corpus.records)]
+    tests, topic_of = topic_tests(records, read_topics(crawl))
+    return TopicWeb(corpus, records, tests, topic_of)
+
+
+def topic_tests(records: Iterable[Mapping[str, Any]], site_topics: Mapping[str, str],
+                ) -> tuple[list[str], dict[str, str]]:
+    """The test pages of segment records read once (a stream will do), and the topic of
+    every cited URL of a generated site (module doc, step 2)."""
+    from filters.site import site_of
+
     cited = citing_pages(records)
     topic_of: dict[str, str] = {}
     for url in cited:
@@ -127,7 +138,37 @@ def load_topic_web(crawl: str | Path) -> TopicWeb:
             topic_of[url] = site_topics[site]
     tests = sorted(url for url, count in cited.items()
                    if count >= 2 and "?" not in url and topic_of.get(url) not in (None, *NON_CONTENT))
-    return TopicWeb(corpus, records, tests, topic_of)
+    return tests, topic_of
+
+
+#: The rows of the chain engine: the product as ``relatedpages build`` makes it, and the floor.
+CHAIN_FLOOR = f"{COCITATION} (min-degree 2)"
+
+
+def evaluate_topic_outputs(crawl: str | Path, segment_records: Iterable[Mapping[str, Any]],
+                           block_db: str | Path, floor: Iterable[tuple[str, Any]],
+                           pages: int, seconds: float, k: int = TOP_K) -> TopicEvaluation:
+    """The topic evaluation from what the real chains wrote (``eval topics --engine
+    chain``): the test pages from the segment job's records (streamed once), block
+    co-citation at its defaults from the database ``relatedpages build`` made
+    (``block_db``), and the floor from the co-citation job's output records (streamed,
+    only the test pages kept).  Memory holds the citation counts and the test pages'
+    lists, never the pairs: it scales where the in-memory oracles do not."""
+    from relatedpages.corpus.generate import read_topics
+    from relatedpages.store.db import RelatedPagesDB
+
+    tests, topic_of = topic_tests(segment_records, read_topics(crawl))
+    wanted = set(tests)
+    block: dict[str, list[list[Any]]] = {}
+    with RelatedPagesDB(block_db) as database:
+        for url in tests:
+            related = database.related(url)
+            if related:
+                block[url] = [[item.url, item.score] for item in related]
+    floor_lists = {url: related for url, related in floor if url in wanted}
+    rows = {BLOCK: block, CHAIN_FLOOR: floor_lists}
+    scores = {name: score_topics(related, tests, topic_of, k) for name, related in rows.items()}
+    return TopicEvaluation(str(crawl), pages, len(tests), scores, seconds)
 
 
 def evaluate_topics(crawl: str | Path, k: int = TOP_K,
