@@ -250,7 +250,7 @@ class MRRelatedPages(ShippedJob):
 
         best = heapq.nsmallest(params.m, candidates(),
                                key=lambda candidate: sim.candidate_key(candidate, params.tie_break))
-        entries = [[c.url, c.score, c.evidence] for c in best]
+        entries = sim.relative_cut([[c.url, c.score, c.evidence] for c in best], params.relative)
         if best:
             self.increment_counter(CHAIN_GROUP, "pages_with_related")
         if not params.site_fallback:

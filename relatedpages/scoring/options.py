@@ -104,6 +104,9 @@ _OPTIONS = (
     _Option("--diffuse", "diffuse", float, None,
             "with the site fallback: a page's list is diffuse when its best score is below "
             "this share of the sites citing it (0: only pages with no list fall back)."),
+    _Option("--relative", "relative", float, None,
+            "drop results scoring below this share of the page's best score (0: keep all); "
+            "the fallback fills the list instead."),
     _Option("--template", "template", int, sim.TEMPLATE_DEFAULT,
             "a site citing a page in more blocks has it in a template: it does not count "
             "toward the page's popularity (the evidence tie-break)."),
@@ -200,6 +203,8 @@ def describe(params: Sequence[Any]) -> str:
                else "")
             + (f", co-citing unit {similarity.granularity.value}"
                if similarity.granularity is not sim.Granularity.BLOCK else "")
+            + (f", results below {similarity.relative:g} of the best dropped"
+               if similarity.relative else "")
             + (f", site fallback (diffuse below {similarity.diffuse:g} of the citing sites)"
                if similarity.site_fallback else "")
             + (f", filters off: {', '.join(off)}" if off else ""))

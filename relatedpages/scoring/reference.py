@@ -94,7 +94,8 @@ def related_from_filtered(
             target, by_site, in_p[target], sim_params, popularity[target],
             _citations(best_citation, source, target, by_site))
             for target, by_site in sims[source].items()]
-        entries = top_related(candidates, sim_params.m, sim_params.t, sim_params.tie_break)
+        entries = top_related(candidates, sim_params.m, sim_params.t, sim_params.tie_break,
+                              sim_params.relative)
         if entries:
             related[source] = entries
     if sim_params.site_fallback:  # jobs.related's steps 3 and 4: every cited page may ask
