@@ -29,10 +29,12 @@ Two sections, one per way into a link index (issue 5: every method answers from 
    ``/proc/self/clear_refs``; where that cannot be done, ``peak_rss_reset`` is false and
    the figure is the process's peak so far) and the bytes of the graph's arrays
    (``LinkGraph.nbytes()``: CSR arrays, names and the id index excluded).
-3. **Page-level methods** (companion, dh-cocitation, extended-cocitation, lli, each with
-   its library defaults — the papers' values): ``--queries`` nodes drawn without
-   replacement, uniformly, from the nodes with in-degree >= 2 (distinct parents), with
-   ``numpy.random.default_rng((seed, 0))``; all of them when fewer qualify.  Each query is
+3. **Page-level methods** (every method of :mod:`relatedpages.baselines.methods`:
+   companion, dh-cocitation, extended-cocitation, lli, cosine-cocitation, ppr, green and
+   simrank, each with its library defaults — the papers' values): ``--queries`` nodes
+   drawn without replacement, uniformly, from the nodes with in-degree >= 2 (distinct
+   parents), with ``numpy.random.default_rng((seed, 0))``; all of them when fewer
+   qualify.  Each query is
    one call ``method(graph, node)`` timed with ``time.perf_counter_ns``; one untimed call
    per method first (one-time work such as reading the stoplist is not a query's cost).
    Per run: median, p99 (nearest rank: the smallest time >= 99 % of the times; with 200

@@ -17,7 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "bench_baselines.py"
 PAGE_METHODS = ["companion", "dh-cocitation", "extended-cocitation", "lli", "cosine-cocitation", "ppr",
-                "green"]
+                "green", "simrank"]
 SET_METHODS = ["sfp", "hits"]
 TIMING_FIELDS = {"median_ms", "p99_ms", "mean_ms", "max_ms", "cpu_median_ms"}
 

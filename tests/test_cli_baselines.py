@@ -115,6 +115,10 @@ HAND_WORKED = {
     # P(2) = {1, 5, 6}: 3 shares all three (P(3) = {1, 5, 6}), 4 two of them (P(4) = {1, 6})
     ("cosine-cocitation", "2"): [("3", 1.0), ("4", 2 / math.sqrt(6))],
     ("cosine-cocitation", "5"): [],
+    # SimRank: 1, 5, 6 have no parents (similar to themselves only): s(2, 3) = C/(3·3) · 3,
+    # s(2, 4) = C/(3·2) · 2, both C/3 (ties by name); 5 has no parents
+    ("simrank", "2"): [("3", 0.8 / 3), ("4", 0.8 / 3)],
+    ("simrank", "5"): [],
 }
 
 
@@ -131,7 +135,7 @@ HAND_EVIDENCE = {
 
 
 @pytest.mark.parametrize("algorithm", ["companion", "dh-cocitation", "extended-cocitation", "lli",
-                                       "cosine-cocitation"])
+                                       "cosine-cocitation", "simrank"])
 def test_each_algorithm_answers_by_hand(id_index: Path, algorithm: str, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "query", "--links", str(id_index), "--algorithm", algorithm, "--json", "2", "5")
     assert status == 0
@@ -145,7 +149,8 @@ def test_each_algorithm_answers_by_hand(id_index: Path, algorithm: str, capsys: 
         for item in record["related"]:  # the links that made the result (by hand, below)
             assert item["evidence"] == HAND_EVIDENCE[query, item["url"]]
     assert two["reason"] is None
-    assert five["reason"] == ("no_parents" if algorithm in ("dh-cocitation", "cosine-cocitation") else None)
+    assert five["reason"] == ("no_parents" if algorithm in ("dh-cocitation", "cosine-cocitation", "simrank")
+                              else None)
     assert f"loaded link index {id_index}: 6 nodes, 8 links, id keys" in err
 
 

@@ -352,7 +352,7 @@ def test_run_baseline_counts_unknown_pages_as_missing():
 def test_baseline_names():
     assert parse_baselines("all") == BASELINES == (COMPANION, DH_COCITATION,
                                                    EXTENDED_COCITATION, LLI,
-                                                   "cosine-cocitation", "ppr", "green")
+                                                   "cosine-cocitation", "ppr", "green", "simrank")
     assert parse_baselines(" none ") == ()
     assert parse_baselines("lli,dh-cocitation") == (LLI, DH_COCITATION)
     with pytest.raises(ValueError, match="unknown baseline 'hits'"):

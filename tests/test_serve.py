@@ -225,7 +225,7 @@ def test_the_link_index_methods_answer_as_query_links_does(tmp_path: Path) -> No
                 time.sleep(0.2)
         assert status == 200 and health["links"]["algorithms"] == [
             "companion", "dh-cocitation", "extended-cocitation", "lli", "cosine-cocitation", "ppr",
-            "green"]
+            "green", "simrank"]
         for algorithm in health["links"]["algorithms"]:
             printed = subprocess.run([sys.executable, "-m", "relatedpages.cli", "query", "--links",
                                       str(tmp_path / "links"), "--algorithm", algorithm, "--json", pages[3]],

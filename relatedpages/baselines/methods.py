@@ -2,7 +2,7 @@
 --algorithm``, ``relatedpages eval related`` and ``scripts/bench_baselines.py`` use.
 
 >>> list(PAGE_METHODS)
-['companion', 'dh-cocitation', 'extended-cocitation', 'lli', 'cosine-cocitation', 'ppr', 'green']
+['companion', 'dh-cocitation', 'extended-cocitation', 'lli', 'cosine-cocitation', 'ppr', 'green', 'simrank']
 >>> PAGE_METHODS["lli"].params().max_results
 10
 """
@@ -18,8 +18,10 @@ from relatedpages.baselines import Answer, NoAnswer
 from relatedpages.baselines.companion import CompanionParams, companion
 from relatedpages.baselines.cosine import CosineParams, cosine_cocitation
 from relatedpages.baselines.dh_cocitation import DHCocitationParams, dh_cocitation
+from relatedpages.baselines.evidence import ResultEvidence, link_evidence
 from relatedpages.baselines.extended import ExtendedCocitationParams, extended_cocitation
 from relatedpages.baselines.lli import LLIParams, lli
+from relatedpages.baselines.simrank import SimRankParams, simrank, simrank_evidence
 from relatedpages.baselines.walks import WalkParams, green, ppr
 from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
@@ -31,6 +33,15 @@ class PageMethod:
     name: str
     answer: Callable[[LinkGraph, int, Any], Answer]  # (graph, node, params) -> Answer
     params: type  # a frozen dataclass; its defaults are the paper's values
+    #: (graph, query, result, params) -> the links behind a result; None: the shared
+    #: parents and children and a direct link (relatedpages.baselines.evidence)
+    evidence: Callable[[LinkGraph, int, int, Any], ResultEvidence] | None = None
+
+    def explain(self, graph: LinkGraph, query: int, result: int, params: Any) -> ResultEvidence:
+        """The evidence for ``result`` as an answer to ``query``."""
+        if self.evidence is None:
+            return link_evidence(graph, query, result)
+        return self.evidence(graph, query, result, params)
 
 
 PAGE_METHODS: Mapping[str, PageMethod] = MappingProxyType({
@@ -42,6 +53,7 @@ PAGE_METHODS: Mapping[str, PageMethod] = MappingProxyType({
         PageMethod("cosine-cocitation", cosine_cocitation, CosineParams),
         PageMethod("ppr", ppr, WalkParams),
         PageMethod("green", green, WalkParams),
+        PageMethod("simrank", simrank, SimRankParams, simrank_evidence),
     )
 })
 
@@ -58,10 +70,8 @@ def links_answer(graph: LinkGraph, query: str, algorithm: str, params: Any,
                  limit: int | None = None) -> dict[str, Any]:
     """The answer of a page-level method to one query, as ``relatedpages query --links
     --json`` prints it (and ``relatedpages serve`` returns it): every result with its
-    evidence (:mod:`relatedpages.baselines.evidence`), and why there is none when there is
-    none.  Raises ``ValueError`` for a malformed URL."""
-    from relatedpages.baselines.evidence import link_evidence
-
+    evidence (:meth:`PageMethod.explain`), and why there is none when there is none.
+    Raises ``ValueError`` for a malformed URL."""
     name = node_name(graph, query)
     if name is None:
         raise ValueError(f"not a web page URL: {query!r}")
@@ -70,9 +80,10 @@ def links_answer(graph: LinkGraph, query: str, algorithm: str, params: Any,
         related: list[dict[str, Any]] = []
         reason: NoAnswer | None = NoAnswer.UNKNOWN_URL
     else:
-        answer = PAGE_METHODS[algorithm].answer(graph, node, params)
+        method = PAGE_METHODS[algorithm]
+        answer = method.answer(graph, node, params)
         related = [{"url": graph.name(item.node), "score": float(item.score),
-                    "evidence": link_evidence(graph, node, item.node).as_json(graph)}
+                    "evidence": method.explain(graph, node, item.node, params).as_json(graph)}
                    for item in answer.related[:limit]]
         reason = answer.reason
     return {"query": query, "url": name, "found": node is not None, "algorithm": algorithm,

@@ -122,6 +122,8 @@ _QUERY_FLAGS: dict[str, dict[str, str]] = {
             "max_results": "max_results"},
     "green": {"restart": "restart", "tolerance": "tolerance", "direction": "direction",
               "max_results": "max_results"},
+    "simrank": {"decay": "decay", "iterations": "iterations", "tolerance": "tolerance",
+                "max_results": "max_results"},
 }
 
 
@@ -159,8 +161,8 @@ def _add_baseline_query_options(query: argparse.ArgumentParser) -> None:
     group.add_argument("--algorithm", choices=_baseline_algorithms(),
                        help="companion, dh-cocitation (Dean & Henzinger), extended-cocitation, lli "
                             "(Hou & Zhang), cosine-cocitation (co-citation / both in-degrees), ppr "
-                            "(personalised PageRank), green (Ollivier & Senellart: ppr / PageRank). "
-                            "Required with --links")
+                            "(personalised PageRank), green (Ollivier & Senellart: ppr / PageRank), "
+                            "simrank (Jeh & Widom: pages linked from similar pages). Required with --links")
     flags = {
         "max_results": ("--max-results", int, "N", "related pages per query"),
         "parents": ("--parents", int, "B", "parents of the query page read (sampled beyond B)"),
@@ -173,8 +175,12 @@ def _add_baseline_query_options(query: argparse.ArgumentParser) -> None:
         "seed": ("--seed", int, "S", "seed of the parent sample when u has more than B parents"),
         "min_shared": ("--min-shared", int, "K", "fewest parents a result shares with the query page"),
         "restart": ("--restart", float, "α", "restart probability of the walk at each step"),
-        "tolerance": ("--tolerance", float, "ε", "push threshold: residual per link left unpushed"),
+        "tolerance": ("--tolerance", float, "ε", "ppr, green: push threshold, the residual per link left "
+                                                 "unpushed; simrank: values under it dropped at each step"),
         "direction": ("--direction", str, "both|out", "the walk follows links both ways, or out-links only"),
+        "decay": ("--decay", float, "C", "simrank: decay of each step back to a common ancestor"),
+        "iterations": ("--iterations", int, "K", "simrank: steps back the two pages' reverse walks "
+                                                 "may take to meet"),
     }
     for flag, (option, kind, metavar, text) in flags.items():
         users = ", ".join(a for a, names in _QUERY_FLAGS.items() if flag in names)
@@ -278,7 +284,11 @@ def _print_baseline(query: str, record: dict[str, Any]) -> None:
     for rank, item in enumerate(record["related"], 1):
         url, score, evidence = item["url"], item["score"], item["evidence"]
         print(f"  {rank:>2}. {_score_text(score)}  {url}")
-        if evidence:  # the strongest item (relatedpages.baselines.evidence)
+        relations = {relation: page for relation, page, _ in evidence}
+        if "query-parent" in relations:  # simrank: where the two reverse walks meet
+            print(f"{'':>14}via {relations['query-parent']} and {relations['result-parent']}, "
+                  f"both reached from {relations['ancestor']}")
+        elif evidence:  # the strongest item (relatedpages.baselines.evidence)
             relation, page, text = evidence[0]
             said = {"parent": "via", "link": "linked from", "child": "both link"}[relation]
             print(f"{'':>14}{said} {page}" + (f"  «{one_line(text)}»" if text else ""))

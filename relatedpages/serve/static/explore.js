@@ -12,7 +12,10 @@ function evidenceItem(algorithm, item) {
   const li = element("li");
   if (linkMethods.includes(algorithm)) {  // [relation, page, anchor text]
     const [relation, page, text] = item;
-    const said = {parent: "via", link: "linked from", child: "both link"}[relation] || relation;
+    const said = {parent: "via", link: "linked from", child: "both link",
+                  // simrank: a parent of each page, and where their reverse walks meet
+                  "query-parent": "the query is linked from", "result-parent": "this page is linked from",
+                  ancestor: "both reached from"}[relation] || relation;
     li.append(element("span", said + " "), webLink(page));
     if (text) li.append(" ", element("span", "«" + text + "»", "anchor"));
   } else {  // [citing site, similarity, citing page?, anchor text?]
