@@ -1,5 +1,11 @@
 """relatedpages: related web pages by block co-citation on Hadoop Streaming."""
-from setuptools import find_packages, setup
+import hashlib
+from pathlib import Path
+
+from setuptools import Extension, find_packages, setup
+
+HERE = Path(__file__).resolve().parent
+NATIVE_SCAN = "segmenter/native_scan.pyx"
 
 # Pinned to versions that work together on Python 3.11 (mrjob 0.7.4 is the last
 # release and imports `pipes`, removed in 3.13).  colormath2 is the maintained
@@ -33,6 +39,35 @@ TEST_REQUIRES = [
     "scipy==1.17.1",  # networkx.pagerank needs it
 ]
 
+
+def native_extensions() -> list[Extension]:
+    """The compiled scan (README "Speed"), built with Cython against lxml's own headers
+    (pyproject.toml's build requirements).  ``optional``: without a C compiler, or when
+    Cython or lxml is missing, the package installs as pure Python and ``segmenter.scan``
+    runs its own scan (same output, slower)."""
+    try:
+        import lxml
+        from Cython.Build import cythonize
+        from Cython.Compiler.Errors import CompileError
+    except ImportError as error:
+        print(f"relatedpages: {NATIVE_SCAN} not compiled ({error}): pure-Python segmenter")
+        return []
+    digest = hashlib.sha256((HERE / NATIVE_SCAN).read_bytes()).hexdigest()
+    extension = Extension(
+        "segmenter.native_scan", [NATIVE_SCAN], include_dirs=lxml.get_include(),
+        # segmenter.scan uses the module only while the .pyx it was built from is unchanged
+        define_macros=[("NATIVE_SCAN_SOURCE_SHA256", f'"{digest}"')],
+    )
+    try:
+        extensions = cythonize([extension], quiet=True, compiler_directives={"language_level": 3})
+    except CompileError as error:
+        print(f"relatedpages: {NATIVE_SCAN} not compiled ({error}): pure-Python segmenter")
+        return []
+    for built in extensions:
+        built.optional = True  # a C compiler error is a warning (cythonize drops the flag)
+    return list(extensions)
+
+
 setup(
     name="relatedpages",
     version="0.1.0",
@@ -40,10 +75,12 @@ setup(
     license="MIT",
     python_requires=">=3.11,<3.12",
     packages=find_packages(include=["relatedpages*", "jobs*", "segmenter*", "filters*"]),
-    package_data={"filters": ["data/*"], "relatedpages": ["serve/static/*", "study/static/*"]},
+    package_data={"filters": ["data/*"], "relatedpages": ["serve/static/*", "study/static/*"],
+                  "segmenter": ["native_scan.pyi"]},
     # the configuration a user edits (filters/config.py finds it: a checkout's conf/ first)
     data_files=[("share/relatedpages/conf", ["conf/mrjob.conf", "conf/sites.tsv",
                                              "conf/stoplist.txt", "conf/relatedpages.cron"])],
+    ext_modules=native_extensions(),
     install_requires=INSTALL_REQUIRES,
     extras_require={"test": TEST_REQUIRES},
     entry_points={"console_scripts": ["relatedpages=relatedpages.cli:main"]},

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from filters.urls import normalise_url
 from segmenter.adjust import MIN_BLOCK_LINKS, AdjustParams, adjust, blocks_of
 from segmenter.scan import Link, Section, scan_html
 
@@ -66,8 +67,6 @@ class Segmentation:
 
 
 def _resolve(href: str, base: str) -> str | None:
-    from filters.urls import normalise_url
-
     return normalise_url(href, base)
 
 

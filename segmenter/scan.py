@@ -13,12 +13,21 @@ the page silently).  Per section the scan keeps what the adjusting stage needs: 
 (resolved and normalised hrefs with anchors, in page order), word counts (all words and
 anchor words), and per text element its non-space character count, boldness and the
 CIELAB distance between its font colour and background colour (Eq. 1).
+
+This module is the scan's definition and its pure-Python implementation.  When the
+package's install compiled ``native_scan.pyx`` (setup.py; README "Speed"), :func:`scan_html`
+runs that instead: the same state machine over lxml's tree walked in C, with no Python call
+per parser event, calling back into this module's scanner for styles, sheets and URLs.
 """
 from __future__ import annotations
 
 import gc
+import hashlib
+import logging
 import re
 from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Mapping, TypeAlias, cast
 
 from lxml import etree
@@ -73,6 +82,8 @@ class _AllTags:
 
 _ALL_TAGS = _AllTags()
 _INHERIT = object()  # a stack entry: this element's style is its parent's
+
+logger = logging.getLogger(__name__)
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _WORD_RE = re.compile(rf"[^\W_{_CJK}]+")
@@ -294,11 +305,8 @@ class _SectionScanner:
         if self._skip_depth:
             self._skip_depth -= 1
             if tag == "style" and self._css is not None:
-                self._sheet.add_css("".join(self._css))
+                self._add_style_sheet("".join(self._css))
                 self._css = None
-                self._style_cache.clear()  # memoised styles predate these rules
-                sheet_tags = self._sheet.styled_tags()
-                self._styled_tags = _ALL_TAGS if sheet_tags is None else _STYLED_TAGS | sheet_tags
             return
         if self._link_href is not None and len(styles) <= self._link_depth:
             self._finish_link()
@@ -347,6 +355,13 @@ class _SectionScanner:
                 style = self._style_for(tag, attrib, style)  # type: ignore[arg-type]
             styles[position] = style
         return style  # type: ignore[return-value]
+
+    def _add_style_sheet(self, css: str) -> None:
+        """A ``<style>`` element's text, at its end: its rules apply to what follows."""
+        self._sheet.add_css(css)
+        self._style_cache.clear()  # memoised styles predate these rules
+        sheet_tags = self._sheet.styled_tags()
+        self._styled_tags = _ALL_TAGS if sheet_tags is None else _STYLED_TAGS | sheet_tags
 
     def _style(self, colour: RGB, background: RGB, bold: bool, family: str, size: str) -> _Style:
         key = (colour, background, bold, family, size)
@@ -498,11 +513,31 @@ def scan_html(text: str, page_url: str, resolve: Resolver) -> ScanResult:
 
     Never raises for any text: NUL characters are replaced (libxml2 truncates text at
     NUL), unencodable surrogates replaced, and a document libxml2 cannot parse at all
-    (empty, comment-only) yields no sections.
+    (empty, comment-only) yields no sections.  The compiled scan (:data:`NATIVE`) runs
+    when it is built; this module's parser target otherwise, and wherever the compiled
+    scan declines a page.
     """
     if "\x00" in text:
         text = text.replace("\x00", "\ufffd")
     data = text.encode("utf-8", "replace")
+    # The scan allocates hundreds of thousands of short-lived containers (one attribute
+    # dict per element) and no reference cycles: pausing the cyclic collector for the
+    # page saves ~15 % of the segmenter's time without growing memory.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if NATIVE is not None:
+            native = NATIVE.scan(data, page_url, resolve)
+            if native is not None:
+                return native
+        return _scan_events(data, page_url, resolve)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _scan_events(data: bytes, page_url: str, resolve: Resolver) -> ScanResult:
+    """The pure-Python scan: UTF-8 HTML through :class:`_SectionScanner` as parser target."""
     scanner = _SectionScanner(page_url, resolve)
     parser = etree.HTMLParser(
         target=cast(Any, scanner),  # lxml's stub types data as str | bytes: ours is str
@@ -513,17 +548,32 @@ def scan_html(text: str, page_url: str, resolve: Resolver) -> ScanResult:
         remove_pis=True,
         no_network=True,
     )
-    # The scan allocates hundreds of thousands of short-lived containers (one attribute
-    # dict per element) and no reference cycles: pausing the cyclic collector for the
-    # page saves ~15 % of the segmenter's time without growing memory.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
         parser.feed(data)
         result = parser.close()
     except (etree.ParserError, etree.XMLSyntaxError):
         return ScanResult(sections=(), base_url=page_url)
-    finally:
-        if collecting:
-            gc.enable()
     return result if isinstance(result, ScanResult) else ScanResult((), page_url)
+
+
+def load_native() -> ModuleType | None:
+    """The compiled scan ``segmenter.native_scan`` (built from ``native_scan.pyx`` by the
+    package's install, setup.py), or None: not built, built for another platform or lxml,
+    or stale (the .pyx beside it changed since: rebuild with ``pip install -e .``)."""
+    try:
+        from segmenter import native_scan
+    except ImportError as error:
+        logger.debug("compiled scan unavailable (%s): pure-Python scan", error)
+        return None
+    source = Path(__file__).with_name("native_scan.pyx")
+    if source.is_file() and hashlib.sha256(source.read_bytes()).hexdigest() != \
+            native_scan.SOURCE_SHA256:
+        logger.warning("%s changed since it was compiled: pure-Python scan until "
+                       "`pip install -e .` rebuilds it", source)
+        return None
+    return native_scan
+
+
+#: The compiled scan when it is built and current, else None (the pure-Python scan).
+#: Loaded last: it imports this module's classes.
+NATIVE: ModuleType | None = load_native()

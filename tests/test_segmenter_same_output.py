@@ -1,0 +1,120 @@
+"""The compiled scan changes nothing (issue 11, item 4): on every page of ``../shared/data``
+the segmenter's output is the one pinned before it was compiled, through the compiled scan
+and through the pure-Python fallback alike; and the compiled scan is used when built."""
+from __future__ import annotations
+
+import logging
+import sysconfig
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import segmenter.scan as scan
+from segmenter import _resolve, segment_bytes, segment_html
+from tests import segment_digests
+from tests.prerequisites import missing_prerequisite
+
+BUILT = Path(scan.__file__).with_name("native_scan" + sysconfig.get_config_var("EXT_SUFFIX"))
+
+
+def _changed(shared_data) -> list[str]:
+    data = shared_data("web").parent
+    pinned = segment_digests.read_fixture()
+    found = segment_digests.compute(segment_bytes, data)
+    return sorted(key for key in pinned.keys() | found.keys() if pinned.get(key) != found.get(key))
+
+
+def test_the_fixture_covers_every_page(shared_data) -> None:
+    pinned = segment_digests.read_fixture()
+    keys = [key for key, *_ in segment_digests.pages(shared_data("web").parent)]
+    assert sorted(keys) == sorted(pinned) and len(keys) == 1894
+
+
+@pytest.mark.slow
+def test_every_page_segments_as_pinned(shared_data) -> None:
+    """The compiled scan where it is built (the default path)."""
+    assert _changed(shared_data) == []
+
+
+@pytest.mark.slow
+def test_the_pure_python_scan_segments_every_page_as_pinned(shared_data, monkeypatch) -> None:
+    """The fallback (no compiler, another platform, a stale build): the same output."""
+    monkeypatch.setattr(scan, "NATIVE", None)
+    assert _changed(shared_data) == []
+
+
+def test_the_compiled_scan_is_used_when_built() -> None:
+    if not BUILT.is_file():
+        missing_prerequisite(f"{BUILT.name} not built (pip install -e .)", "the compiled scan")
+    assert scan.NATIVE is not None and Path(scan.NATIVE.__file__) == BUILT
+
+
+def test_a_stale_build_is_not_used(monkeypatch, caplog) -> None:
+    """An edited native_scan.pyx not yet recompiled: the pure-Python scan runs instead."""
+    if scan.NATIVE is None:
+        pytest.skip("the compiled scan is not built")
+    monkeypatch.setattr(scan.NATIVE, "SOURCE_SHA256", "0" * 64)
+    with caplog.at_level(logging.WARNING, logger="segmenter.scan"):
+        assert scan.load_native() is None
+    assert "changed since it was compiled" in caplog.text
+
+
+def test_a_tree_as_deep_as_libxml2s_limit_falls_back_to_the_event_scan() -> None:
+    """The tree builder stops at 2048 levels; the event stream, and so the scan, do not."""
+    if scan.NATIVE is None:
+        pytest.skip("the compiled scan is not built")
+    html = "<div>" * 3000 + '<a href="/x">x</a> <a href="/y">y</a>' + "</div>" * 3000
+    assert scan.NATIVE.scan(html.encode(), "http://example.com/", _resolve) is None
+    assert [[link.href for link in block] for block in segment_html(html, "http://example.com/").blocks] \
+        == [["http://example.com/x", "http://example.com/y"]]
+
+
+# -- the two scans on generated pages --------------------------------------------------
+
+_TAGS = ("div", "p", "ul", "li", "a", "b", "span", "h2", "td", "table", "tr", "font", "style",
+         "script", "nav", "footer", "base", "body", "br", "header", "strong", "img")
+_ATTRIBUTES = st.dictionaries(
+    st.sampled_from(("href", "class", "id", "style", "bgcolor", "color", "face", "size", "link",
+                     "text", "title")),
+    st.sampled_from(("", "/a", "b c", "x", "http://other.example/p", "color: red",
+                     "font-weight: bold; background: #336699", "#ff0", "navy", "Arial, serif", "3",
+                     "javascript:void(0)", "  d  ")),
+    max_size=3)
+_TEXT = st.sampled_from(("", " ", "Hello world", "新浪新闻 news", "a_b c", "x.y{color:blue}",
+                         ".b c{font-weight:bold} #x{background:red}", "  \n ", "42 & more", "é"))
+
+
+@st.composite
+def _pages(draw: st.DrawFn) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, 30))):
+        kind = draw(st.integers(0, 3))
+        if kind == 0:
+            tag = draw(st.sampled_from(_TAGS))
+            attributes = "".join(f' {k}="{v}"' for k, v in draw(_ATTRIBUTES).items())
+            parts.append(f"<{tag}{attributes}>")
+        elif kind == 1:
+            parts.append(f"</{draw(st.sampled_from(_TAGS))}>")
+        else:
+            parts.append(draw(_TEXT))
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_pages())
+def test_the_compiled_and_the_pure_python_scan_agree(html: str) -> None:
+    if scan.NATIVE is None:
+        pytest.skip("the compiled scan is not built")
+    data = html.encode()
+    native = scan.NATIVE.scan(data, "http://example.com/dir/", _resolve)
+    if native is not None:
+        assert native == scan._scan_events(data, "http://example.com/dir/", _resolve)
+
+
+@given(st.text())
+def test_the_compiled_word_count_is_the_regexs(text: str) -> None:
+    if scan.NATIVE is None:
+        pytest.skip("the compiled scan is not built")
+    assert scan.NATIVE.count_words(text) == scan.count_words(text)
