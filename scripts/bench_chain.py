@@ -286,7 +286,7 @@ def main() -> int:
         print("no `sort` binary on PATH (Sort1 and Sort2 use it)", file=sys.stderr)
         return 1
 
-    work = args.work or Path(tempfile.mkdtemp(prefix="bench-chain-"))
+    work = (args.work or Path(tempfile.mkdtemp(prefix="bench-chain-"))).resolve()  # tasks run elsewhere
     work.mkdir(parents=True, exist_ok=True)
     env = task_env(work)
     try:
