@@ -194,7 +194,7 @@ def evaluate_topics(crawl: str | Path, k: int = TOP_K,
         BLOCK: with_fallback(product, cocitation_all, k),
         f"{PAPER_BLOCK} (T = 4)": at_least(paper, preset_params("paper").t),
         f"{PAPER_BLOCK} (T = 0)": paper,
-        f"{COCITATION} (min-degree 2)": reference_cocitation(
+        CHAIN_FLOOR: reference_cocitation(
             records, CocitationParams(m=k, min_degree=2)),
         NAIVE: naive_section_related(corpus.lists, k),
     }

@@ -115,20 +115,18 @@ def apply_site_fallback(
     >>> out["http://a.com/ad"] == out["http://a.com/f.pdf"] == [["http://b.com/", 9.0, [], "site", "http://a.com/"]]
     True
     """
-    weak = {url for url in {*related, *pages}
-            if is_weak(related.get(url), popularity.get(url, 0), diffuse)}
+    every = sorted({*related, *pages})
+    weak = {url for url in every if is_weak(related.get(url), popularity.get(url, 0), diffuse)}
     answers: dict[str, list[list[Any]]] = {}
-    for url in sorted({*related, *pages}):
-        own = related.get(url)
+    for url in every:
+        answer: list[list[Any]] = []
         if url in weak:
             via = next((chop for chop in site_chops(url) if chop in related and chop not in weak),
                        None)
             if via is not None:
-                answers[url] = from_site(url, via, related[via])
-                if answers[url]:
-                    continue
-        if own:
-            answers[url] = [list(entry) for entry in own]
-        else:
-            answers.pop(url, None)
+                answer = from_site(url, via, related[via])
+        if not answer:  # not weak, no site page to answer, or its list held only this page
+            answer = [list(entry) for entry in related.get(url) or ()]
+        if answer:
+            answers[url] = answer
     return answers
