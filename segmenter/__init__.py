@@ -66,8 +66,9 @@ class Segmentation:
         return loose
 
 
-def _resolve(href: str, base: str) -> str | None:
-    return normalise_url(href, base)
+#: How the segmenter resolves links: normalise_url itself (the compiled scan recognises it and
+#: runs its canonical-URL fast path in C).
+_resolve = normalise_url
 
 
 def segment_html(text: str, url: str, params: AdjustParams = AdjustParams()) -> Segmentation:

@@ -14,7 +14,10 @@ tree builder stops at 2048 levels of nesting; its event stream does not): the ca
 runs the pure-Python scan.  ``tests/test_segmenter_same_output.py`` checks both paths give
 the same sections on every page of ``../shared/data``.
 """
-from cpython.unicode cimport PyUnicode_DecodeUTF8, Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE
+from cpython.object cimport PyObject
+from cpython.unicode cimport (
+    PyUnicode_AsUTF8, PyUnicode_AsUTF8AndSize, PyUnicode_DecodeUTF8, Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE,
+)
 from libc.string cimport strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
@@ -26,6 +29,7 @@ from segmenter.scan import (
     BOLD_TAGS, CONTENT_TAGS, HEADINGS, PARTITIONING_TAGS, SECTION_END_TAGS, SECTIONING_TAGS,
     SKIPPED_TAGS, Link, ScanResult, Section, _INHERIT, _label, _SectionScanner, _Style,
 )
+from filters.urls import DEFAULT_INDEX_NAMES, normalise_url
 from segmenter.style import WHITE
 
 cdef extern from *:
@@ -78,37 +82,276 @@ cdef inline bint _is_cjk(Py_UCS4 c) noexcept:
             or (0xf900 <= c <= 0xfaff) or (0xac00 <= c <= 0xd7af))
 
 
-cdef Py_ssize_t _nonspace(str text):
-    """len("".join(text.split())): the characters str.split() does not split at."""
-    cdef Py_ssize_t count = 0
+# Per ASCII character: 1 a space (str.isspace), 2 a word character (alphanumeric, not "_"),
+# 0 anything else: the classes segmenter.scan's str.split() and word regex see.
+cdef unsigned char _ASCII_CLASS[128]
+for _code in range(128):
+    _ASCII_CLASS[_code] = (1 if Py_UNICODE_ISSPACE(_code)
+                           else 2 if Py_UNICODE_ISALNUM(_code) and _code != 0x5f else 0)
+
+
+cdef inline Py_UCS4 _next_code_point(const unsigned char* text, Py_ssize_t* index) noexcept:
+    """The UTF-8 sequence at text[index] (its lead byte >= 0x80), index moved past it; an
+    invalid sequence is one U+FFFD per byte, as a "replace" decode would read it."""
+    cdef Py_ssize_t at = index[0]
+    cdef unsigned char lead = text[at]
+    cdef Py_ssize_t length, position
+    cdef unsigned int c  # not Py_UCS4: Cython's arithmetic on that type goes through str
+    if 0xc2 <= lead <= 0xdf:
+        length = 2
+        c = lead & 0x1f
+    elif 0xe0 <= lead <= 0xef:
+        length = 3
+        c = lead & 0x0f
+    elif 0xf0 <= lead <= 0xf4:
+        length = 4
+        c = lead & 0x07
+    else:
+        index[0] = at + 1
+        return 0xfffd
+    for position in range(1, length):
+        if text[at + position] & 0xc0 != 0x80:  # a NUL ends the text here too
+            index[0] = at + 1
+            return 0xfffd
+        c = (c << 6) | (text[at + position] & 0x3f)
+    index[0] = at + length
+    return <Py_UCS4>c
+
+
+cdef Py_ssize_t _count(const unsigned char* text, bint* in_word, Py_ssize_t* nonspace,
+                       Py_ssize_t* words, Py_ssize_t* cjk) noexcept:
+    """Count NUL-terminated UTF-8 text as segmenter.scan does its str: characters that are
+    not spaces (``len("".join(text.split()))``), word-character runs other than ``_`` and CJK
+    (the regex ``[^\\W_<CJK>]+``, a run carried on from the text before through ``in_word``)
+    and CJK characters.  Adds to the counts; returns the length in bytes."""
+    cdef Py_ssize_t index = 0
+    cdef bint word = in_word[0]
+    cdef unsigned char byte
     cdef Py_UCS4 c
-    for c in text:
-        if not Py_UNICODE_ISSPACE(c):
-            count += 1
-    return count
+    while True:
+        byte = text[index]
+        if byte == 0:
+            break
+        if byte < 0x80:
+            index += 1
+            if _ASCII_CLASS[byte] == 1:
+                word = False
+                continue
+            nonspace[0] += 1
+            if _ASCII_CLASS[byte] == 2:
+                if not word:
+                    words[0] += 1
+                    word = True
+            else:
+                word = False
+            continue
+        c = _next_code_point(text, &index)
+        if Py_UNICODE_ISSPACE(c):
+            word = False
+            continue
+        nonspace[0] += 1
+        if _is_cjk(c):
+            cjk[0] += 1
+            word = False
+        elif Py_UNICODE_ISALNUM(c):
+            if not word:
+                words[0] += 1
+                word = True
+        else:
+            word = False
+    in_word[0] = word
+    return index
 
 
 def count_words(str text):
-    """``segmenter.scan.count_words`` in C: runs of word characters other than ``_`` and CJK
-    (the regex ``[^\\W_<CJK>]+``), plus one word per two CJK characters."""
-    return _count_words(text)
-
-
-cdef Py_ssize_t _count_words(str text):
-    cdef Py_ssize_t words = 0, cjk = 0
+    """``segmenter.scan.count_words`` in C, on the text's UTF-8 bytes (as the walk counts
+    libxml2's text nodes): word runs plus one word per two CJK characters."""
+    # NUL would end the C string: U+0001 is of its class (neither space nor word)
+    data = text.replace("\0", "\1").encode("utf-8", "surrogatepass")
     cdef bint in_word = False
-    cdef Py_UCS4 c
-    for c in text:
-        if _is_cjk(c):
-            cjk += 1
-            in_word = False
-        elif c != u'_' and Py_UNICODE_ISALNUM(c):
-            if not in_word:
-                words += 1
-                in_word = True
-        else:
-            in_word = False
+    cdef Py_ssize_t nonspace = 0, words = 0, cjk = 0
+    _count(data, &in_word, &nonspace, &words, &cjk)
     return words + (cjk + 1) // 2
+
+
+# Links already in the canonical form normalise_url gives (its own fast path, in C): an
+# absolute http(s) URL, or a root-relative path on a canonical base, whose host is lower-case
+# labels, whose path and query hold only characters that stay literal, with no escape to
+# fix, no dot segment, no default index name and no bare "?".  Anything else returns None
+# and goes through normalise_url; tests/test_segmenter_same_output.py checks the two agree.
+cdef enum:
+    _PATH_CHAR = 1   # RFC 3986 pchar and "/" (filters.urls._PATH_NEEDS_WORK's complement)
+    _QUERY_CHAR = 2  # the same and "?"
+    _HOST_CHAR = 4   # a canonical registered name: a-z 0-9 _ - .
+    _HEX_UPPER = 8   # 0-9 A-F
+    _UNRESERVED = 16  # RFC 3986 section 2.3: an escape of one is decoded (not canonical)
+cdef unsigned char _URL_CLASS[128]
+for _code in range(128):
+    _char = chr(_code)
+    _URL_CLASS[_code] = (
+        (_PATH_CHAR | _QUERY_CHAR if _char.isascii() and (_char.isalnum() or _char in "-._~!$&'()*+,;=:@/%") else 0)
+        | (_QUERY_CHAR if _char == "?" else 0)
+        | (_HOST_CHAR if _char in "abcdefghijklmnopqrstuvwxyz0123456789_-." else 0)
+        | (_HEX_UPPER if _char in "0123456789ABCDEF" else 0)
+        | (_UNRESERVED if _char.isascii() and (_char.isalnum() or _char in "-._~") else 0))
+
+
+cdef inline int _hex_value(unsigned char c) noexcept:
+    return c - 48 if c <= 57 else c - 55
+
+
+cdef Py_ssize_t _canonical_host(const unsigned char* url, Py_ssize_t length) noexcept:
+    """The index of the "/" after a canonical "http://host" or "https://host" that starts
+    url (lower-case scheme, no port, userinfo or trailing dot; labels of 1-63 characters,
+    253 in all; a last label that is not a number, which filters.urls reads as IPv4), or -1."""
+    cdef Py_ssize_t at, start, label = 0
+    if length > 7 and url[0] == 104 and url[1] == 116 and url[2] == 116 and url[3] == 112:  # http
+        at = 4
+        if url[at] == 115:  # s
+            at += 1
+        if at + 3 > length or url[at] != 58 or url[at + 1] != 47 or url[at + 2] != 47:
+            return -1
+    else:
+        return -1
+    at += 3
+    start = at
+    cdef Py_ssize_t label_start = at
+    while at < length and url[at] != 47:
+        if url[at] >= 128 or not _URL_CLASS[url[at]] & _HOST_CHAR:
+            return -1
+        if url[at] == 46:  # "."
+            if at == label_start or at - label_start > 63:
+                return -1
+            label_start = at + 1
+        at += 1
+    if at == length or at == label_start or at - label_start > 63 or at - start > 253:
+        return -1
+    # the last label: [0-9]+ or 0x[0-9a-f]* makes the host an IPv4 address (not handled here)
+    if url[label_start] == 48 and at - label_start >= 2 and url[label_start + 1] == 120:
+        return -1
+    label = label_start
+    while label < at and 48 <= url[label] <= 57:
+        label += 1
+    if label == at:
+        return -1
+    return at
+
+
+cdef bint _canonical_path(const unsigned char* url, Py_ssize_t at, Py_ssize_t length) noexcept:
+    """url[at:] (it starts with "/") is a path and query normalise_url leaves as they are."""
+    cdef bint query = False
+    cdef Py_ssize_t segment = at + 1, end
+    cdef unsigned char c
+    while at < length:
+        c = url[at]
+        if c >= 128:
+            return False
+        if query:
+            if not _URL_CLASS[c] & _QUERY_CHAR:
+                return False
+        elif c == 47 or c == 63:  # "/" or "?" ends a segment
+            end = at - segment
+            if url[segment] == 46 and (end == 1 or (end == 2 and url[segment + 1] == 46)):
+                return False  # a dot segment
+            if c == 63:
+                if at + 1 == length:
+                    return False  # a bare "?" (remove_empty_query)
+                if _is_index_name(url, segment, at):
+                    return False
+                query = True
+            segment = at + 1
+        elif not _URL_CLASS[c] & _PATH_CHAR:
+            return False
+        if c == 37:  # "%": an upper-case escape of a byte that is not unreserved
+            if (at + 2 >= length or url[at + 1] >= 128 or url[at + 2] >= 128
+                    or not _URL_CLASS[url[at + 1]] & _HEX_UPPER
+                    or not _URL_CLASS[url[at + 2]] & _HEX_UPPER):
+                return False
+            c = <unsigned char>(_hex_value(url[at + 1]) * 16 + _hex_value(url[at + 2]))
+            if c < 128 and _URL_CLASS[c] & _UNRESERVED:
+                return False
+        at += 1
+    if not query:
+        end = at - segment
+        if end and url[segment] == 46 and (end == 1 or (end == 2 and url[segment + 1] == 46)):
+            return False
+        if _is_index_name(url, segment, at):
+            return False
+    return True
+
+
+cdef bint _is_index_name(const unsigned char* url, Py_ssize_t start, Py_ssize_t end):
+    """url[start:end] is a default index name (remove_default_index)."""
+    if end - start < 9 or end - start > 16 or url[start] not in b"iIdD":
+        return False
+    return (<bytes>url[start:end]).decode("ascii").lower() in DEFAULT_INDEX_NAMES
+
+
+cdef object _canonical_link(str href, str base):
+    """normalise_url(href, base) where C can tell at once, else None."""
+    cdef Py_ssize_t length, base_length, at
+    cdef const unsigned char* url = <const unsigned char*>PyUnicode_AsUTF8AndSize(href, &length)
+    cdef const unsigned char* base_url
+    if length == 0:
+        return None
+    if url[0] == 47:  # "/": a path on the base's host, unless "//host" or "/\\"
+        if length > 1 and (url[1] == 47 or url[1] == 92):
+            return None
+        base_url = <const unsigned char*>PyUnicode_AsUTF8AndSize(base, &base_length)
+        at = _canonical_host(base_url, base_length)
+        if at < 0 or not _canonical_path(url, 0, length):
+            return None
+        return base[:at] + href
+    at = _canonical_host(url, length)
+    if at < 0 or not _canonical_path(url, at, length):
+        return None
+    return href
+
+
+def canonical_link(str href, str base):
+    """For tests: the compiled fast path of normalise_url (None: the general path decides)."""
+    return _canonical_link(href, base)
+
+
+# Tag names by libxml2's name pointer.  lxml's parsers intern names in one dictionary for
+# the thread, so a name's pointer repeats from page to page; an entry is used only while
+# its pointer still holds its name (strcmp), and the strs it points to are kept for the
+# process (_TAG_NAMES).  Open addressing, filled to half at most.
+cdef enum:
+    _TABLE_SIZE = 4096
+cdef const tree.xmlChar* _table_names[_TABLE_SIZE]
+cdef PyObject* _table_tags[_TABLE_SIZE]
+cdef int _table_flags[_TABLE_SIZE]
+cdef Py_ssize_t _table_used = 0
+cdef list _TAG_NAMES = []
+cdef str _DOCUMENT = "#document"
+
+
+cdef int _tag_of(const tree.xmlChar* name, PyObject** tag, list owned) except -1:
+    """The element's tag (a borrowed reference, alive for the walk) and its flags."""
+    global _table_used
+    cdef size_t slot = (<size_t>name >> 4) & (_TABLE_SIZE - 1)
+    cdef const char* kept
+    while _table_names[slot] is not NULL:
+        if _table_names[slot] == name:
+            kept = PyUnicode_AsUTF8(<object>_table_tags[slot])
+            if strcmp(kept, <const char*>name) == 0:
+                tag[0] = _table_tags[slot]
+                return _table_flags[slot]
+            break  # the pointer now holds another name: not cached
+        slot = (slot + 1) & (_TABLE_SIZE - 1)
+    text = _utf8(name)
+    cdef int flags = _TAG_FLAGS.get(text, 0)
+    if _table_names[slot] is NULL and _table_used < _TABLE_SIZE // 2:
+        _TAG_NAMES.append(text)
+        _table_names[slot] = name
+        _table_tags[slot] = <PyObject*>text
+        _table_flags[slot] = flags
+        _table_used += 1
+    else:
+        owned.append(text)
+    tag[0] = <PyObject*>text
+    return flags
 
 
 cdef str _utf8(const tree.xmlChar* text):
@@ -198,47 +441,68 @@ def _minus_count(item):
 
 
 cdef class _Walker:
-    """The event state machine of ``segmenter.scan._SectionScanner``, driven by a tree walk."""
+    """The event state machine of ``segmenter.scan._SectionScanner``, driven by a tree walk.
+
+    The stacks are C arrays of borrowed references: tag names from the module's table (kept
+    for the process), styles from the scanner's ``_styles_by_key`` (kept for the page), and
+    the two markers.  Text is counted on libxml2's UTF-8 bytes: a ``str`` is made only for
+    link text and ``<style>`` sheets."""
 
     cdef object scanner  # the pure-Python scanner: styles, <base>, sheets, URL resolution
-    cdef list styles  # per open element: a _Style, _INHERIT or _PENDING
-    cdef list tags  # per open element: its tag
+    cdef Py_ssize_t depth  # open elements, the document included
     cdef tree.xmlNode* nodes[_TREE_DEPTH_LIMIT]
+    cdef int flag_stack[_TREE_DEPTH_LIMIT]
+    cdef PyObject* tag_stack[_TREE_DEPTH_LIMIT]
+    cdef PyObject* style_stack[_TREE_DEPTH_LIMIT]  # a _Style, _INHERIT or _PENDING
+    cdef list owned  # tag names the table could not keep: alive for the walk
+    cdef object styled_tags  # scanner._styled_tags, refreshed after each sheet
     cdef list labels
     cdef Py_ssize_t skip_depth, link_depth, headings, heading
     cdef bint base_seen, collecting_css
-    cdef list css, text, link_text, sections
+    cdef list css, link_text, pieces, sections
     cdef object link_href
     cdef dict resolved
+    cdef bint fast_links  # links resolved by normalise_url: its canonical fast path in C
     cdef _Builder current
+    # the text buffered since the last start or end: segmenter.scan's _text, counted
+    cdef bint text_any, in_word
+    cdef Py_ssize_t text_nonspace, text_words, text_cjk
 
     def __init__(self, str page_url, resolve):
         self.scanner = _SectionScanner(page_url, resolve)
-        self.styles = [self.scanner._styles[0]]
-        self.tags = ["#document"]
+        self.depth = 1
+        self.style_stack[0] = <PyObject*>self.scanner._styles[0]
+        self.tag_stack[0] = <PyObject*>_DOCUMENT
+        self.flag_stack[0] = 0
+        self.owned = []
+        self.styled_tags = self.scanner._styled_tags
         self.labels = ["body"]
         self.skip_depth = self.link_depth = self.headings = self.heading = 0
         self.base_seen = self.collecting_css = False
         self.css = []
-        self.text = []
         self.link_text = []
+        self.pieces = []
         self.sections = []
         self.link_href = None
         self.resolved = {}
+        self.fast_links = resolve is normalise_url
         self.current = _Builder("body", 0)
+        self.text_any = self.in_word = False
+        self.text_nonspace = self.text_words = self.text_cjk = 0
 
     cdef int start(self, tree.xmlNode* node) except -1:
-        if self.text:
+        if self.text_any:
             self.flush_text()
-        cdef list styles = self.styles
-        cdef Py_ssize_t depth = len(styles)
+        cdef Py_ssize_t depth = self.depth
         if depth >= _TREE_DEPTH_LIMIT:  # the tree may be cut short here: not the events
             raise OverflowError("as deep as the tree builder's limit")
-        tag = _utf8(node.name)
-        cdef int flags = _TAG_FLAGS.get(tag, 0)
+        cdef PyObject* tag_ref
+        cdef int flags = _tag_of(node.name, &tag_ref, self.owned)
         cdef tree.xmlAttr* attribute
         self.nodes[depth] = node
-        self.tags.append(tag)
+        self.tag_stack[depth] = tag_ref
+        self.flag_stack[depth] = flags
+        self.depth = depth + 1
         if self.skip_depth or flags & _SKIPPED:
             if flags & _BASE and not self.base_seen:
                 self.set_base(node)
@@ -246,7 +510,7 @@ cdef class _Walker:
                 self.collecting_css = True
                 self.css = []
             self.skip_depth += 1
-            styles.append(_INHERIT)
+            self.style_stack[depth] = <PyObject*>_INHERIT
             return 0
         if flags & _A:
             if self.link_href is None:
@@ -257,10 +521,10 @@ cdef class _Walker:
                     self.link_depth = depth
         elif flags & _BASE and not self.base_seen:
             self.set_base(node)
-        if node.properties is not NULL or tag in self.scanner._styled_tags:
-            styles.append(_PENDING)
+        if node.properties is not NULL or <object>tag_ref in self.styled_tags:
+            self.style_stack[depth] = <PyObject*>_PENDING
         else:
-            styles.append(_INHERIT)
+            self.style_stack[depth] = <PyObject*>_INHERIT
         if flags & _PARTITIONING and self.link_href is None:
             self.flush_section()
             if flags & _HEADING:
@@ -268,7 +532,7 @@ cdef class _Walker:
                 self.heading = self.current.heading = self.headings
             elif flags & _SECTIONING:
                 self.heading = self.current.heading = 0
-            label = self.label_of(tag, node)
+            label = self.label_of(<object>tag_ref, node)
             self.labels.append(label)
             self.current.label = label
         return 0
@@ -288,19 +552,18 @@ cdef class _Walker:
         return (tag, attrib)
 
     cdef int end(self) except -1:
-        if self.text:
+        if self.text_any:
             self.flush_text()
-        cdef list styles = self.styles
-        styles.pop()
-        tag = self.tags.pop()
-        cdef int flags = _TAG_FLAGS.get(tag, 0)
+        self.depth -= 1
+        cdef int flags = self.flag_stack[self.depth]
         if self.skip_depth:
             self.skip_depth -= 1
             if flags & _STYLE and self.collecting_css:
                 self.scanner._add_style_sheet("".join(self.css))
+                self.styled_tags = self.scanner._styled_tags
                 self.collecting_css = False
             return 0
-        if self.link_href is not None and len(styles) <= self.link_depth:
+        if self.link_href is not None and self.depth <= self.link_depth:
             self.finish_link()
         if flags & _PARTITIONING and self.link_href is None:
             self.flush_section()
@@ -312,19 +575,32 @@ cdef class _Walker:
         return 0
 
     cdef int data(self, tree.xmlNode* node) except -1:
-        if node.content is NULL:
+        """A text node: counted as segmenter.scan's ``data`` would buffer it and
+        ``_flush_text`` count the buffer (leading whitespace dropped, words running on
+        across nodes)."""
+        cdef const unsigned char* text = <const unsigned char*>node.content
+        if text is NULL:
             return 0
-        text = _utf8(node.content)
         if self.skip_depth:
             if self.collecting_css:
-                self.css.append(text)
+                self.css.append(_utf8(node.content))
             return 0
-        if self.text or not text.isspace():
-            self.text.append(text)
+        cdef Py_ssize_t nonspace = 0, words = 0, cjk = 0
+        cdef bint in_word = self.in_word
+        cdef Py_ssize_t length = _count(text, &in_word, &nonspace, &words, &cjk)
+        if not self.text_any and not nonspace and length:
+            return 0  # leading whitespace: it can change no count (segmenter.scan's data)
+        self.text_any = True
+        self.in_word = in_word
+        self.text_nonspace += nonspace
+        self.text_words += words
+        self.text_cjk += cjk
+        if self.link_href is not None:
+            self.pieces.append(_utf8(node.content))
         return 0
 
     cdef object close(self):
-        if self.text:
+        if self.text_any:
             self.flush_text()
         if self.link_href is not None:
             self.finish_link()
@@ -340,15 +616,14 @@ cdef class _Walker:
 
     cdef object current_style(self):
         """Resolve the pending styles on the stack, bottom-up from the nearest resolved."""
-        cdef list styles = self.styles
-        cdef Py_ssize_t index = len(styles) - 1, position
-        while type(styles[index]) is not _Style:
+        cdef Py_ssize_t index = self.depth - 1, position
+        while type(<object>self.style_stack[index]) is not _Style:
             index -= 1
-        style = styles[index]
-        for position in range(index + 1, len(styles)):
-            if styles[position] is _PENDING:
+        style = <object>self.style_stack[index]
+        for position in range(index + 1, self.depth):
+            if self.style_stack[position] == <PyObject*>_PENDING:
                 style = self.style_for(position, style)
-            styles[position] = style
+            self.style_stack[position] = <PyObject*>style
         return style
 
     cdef object style_for(self, Py_ssize_t position, parent):
@@ -356,9 +631,9 @@ cdef class _Walker:
         skipped where it would return the parent's style at once (no inline style, bgcolor,
         matchable class or id, and a tag no rule styles)."""
         cdef tree.xmlNode* node = self.nodes[position]
-        tag = self.tags[position]
+        tag = <object>self.tag_stack[position]
         scanner = self.scanner
-        if _TAG_FLAGS.get(tag, 0) & _BODY_OR_FONT:
+        if self.flag_stack[position] & _BODY_OR_FONT:
             return scanner._style_for(tag, _attributes(node), parent)
         sheet = scanner._sheet
         inline = self.get(node, "style")
@@ -366,7 +641,7 @@ cdef class _Walker:
         classes = self.get(node, "class") if sheet.has_class_rules else None
         element_id = self.get(node, "id") if sheet.has_id_rules else None
         if inline is None and bgcolor is None and classes is None and element_id is None:
-            if tag not in scanner._styled_tags:
+            if tag not in self.styled_tags:
                 return parent
         style = (<dict>scanner._style_cache).get((parent, tag, classes, element_id, inline, bgcolor))
         if style is None:
@@ -378,16 +653,18 @@ cdef class _Walker:
         return None if attribute is NULL else _attribute_value(attribute)
 
     cdef int flush_text(self) except -1:
-        cdef list parts = self.text
-        text = "".join(parts) if len(parts) > 1 else parts[0]
-        self.text = []
-        cdef Py_ssize_t nonspace = _nonspace(text)
+        cdef Py_ssize_t nonspace = self.text_nonspace
+        cdef Py_ssize_t words = self.text_words + (self.text_cjk + 1) // 2
+        self.text_any = self.in_word = False
+        self.text_nonspace = self.text_words = self.text_cjk = 0
+        cdef list pieces = self.pieces
+        if pieces:
+            self.pieces = []
         if not nonspace:
             return 0
-        style = self.styles[-1]
+        style = <object>self.style_stack[self.depth - 1]
         if type(style) is not _Style:
             style = self.current_style()
-        cdef Py_ssize_t words = _count_words(text)
         cdef _Builder current = self.current
         if current.background is None:
             current.background = style.background
@@ -400,7 +677,7 @@ cdef class _Walker:
         fonts[style] = fonts.get(style, 0) + nonspace
         if self.link_href is not None:
             current.anchor_words += words
-            self.link_text.append(text)
+            self.link_text.append("".join(pieces) if len(pieces) > 1 else pieces[0])
         return 0
 
     cdef int finish_link(self) except -1:
@@ -413,10 +690,12 @@ cdef class _Walker:
         if current.background is None:
             current.background = self.current_style().background
         base_url = self.scanner.base_url
-        key = (href, base_url)
-        resolved = self.resolved.get(key, _PENDING)
-        if resolved is _PENDING:
-            resolved = self.resolved[key] = self.scanner._resolve(href, base_url)
+        resolved = _canonical_link(href, base_url) if self.fast_links else None
+        if resolved is None:
+            key = (href, base_url)
+            resolved = self.resolved.get(key, _PENDING)
+            if resolved is _PENDING:
+                resolved = self.resolved[key] = self.scanner._resolve(href, base_url)
         if resolved is not None:
             link = _new_link(Link)
             link.__dict__.update(href=resolved, anchor=anchor)
@@ -456,7 +735,8 @@ def scan(bytes data, str page_url, resolve):
     """The sections of UTF-8 HTML, as ``segmenter.scan.scan_html`` computes them; None when
     only the event stream can tell (no tree, or the tree builder stopped early)."""
     parser = etree.HTMLParser(encoding="utf-8", huge_tree=True, recover=True,
-                              remove_comments=True, remove_pis=True, no_network=True)
+                              remove_comments=True, remove_pis=True, no_network=True,
+                              collect_ids=False)
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError:

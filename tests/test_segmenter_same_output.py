@@ -118,3 +118,38 @@ def test_the_compiled_word_count_is_the_regexs(text: str) -> None:
     if scan.NATIVE is None:
         pytest.skip("the compiled scan is not built")
     assert scan.NATIVE.count_words(text) == scan.count_words(text)
+
+
+_URL_PIECES = st.sampled_from((
+    "http://", "https://", "HTTP://", "http:", "//", "/", "\\", "a", "Z", "0", "1", "0x1", ".",
+    "..", "-", "_", "~", "%", "%7e", "%7E", "%2F", "%2f", "%41", "%C3%A9", "é", "?", "#", ":",
+    ":80", ":8080", "@", "index.html", "INDEX.PHP", "default.aspx", "index.htm?x", " ", "\t",
+    "example.com", "Example.com", "b.c", "x" * 64, "[::1]", "&", "=", "'", "*", "!", "$", "|"))
+_URLS = st.lists(_URL_PIECES, max_size=10).map("".join)
+_BASES = st.one_of(_URLS, st.sampled_from((
+    "http://example.com/dir/page", "https://a.b.example/", "http://example.com:8080/x",
+    "http://192.168.0.1/", "http://EXAMPLE.com/", "http://user@example.com/", "not a url")))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_URLS, _BASES)
+def test_the_compiled_link_fast_path_is_normalise_urls(href: str, base: str) -> None:
+    """The walk's C fast path for links already canonical (absolute, or root-relative on a
+    canonical base) answers only where normalise_url gives the same URL."""
+    if scan.NATIVE is None:
+        pytest.skip("the compiled scan is not built")
+    fast = scan.NATIVE.canonical_link(href, base)
+    if fast is not None:
+        assert fast == _resolve(href, base)
+
+
+def test_the_compiled_link_fast_path_takes_the_common_links() -> None:
+    if scan.NATIVE is None:
+        pytest.skip("the compiled scan is not built")
+    fast = scan.NATIVE.canonical_link
+    assert fast("https://www.example.com/a/b.html?q=1&r=%2F", "x") == \
+        "https://www.example.com/a/b.html?q=1&r=%2F"
+    assert fast("/news/2024/", "http://example.com/dir/page?x") == "http://example.com/news/2024/"
+    assert [fast(href, "http://example.com/") for href in (
+        "/index.html", "HTTP://example.com/", "/a/../b", "/a/%7e", "http://1.2.3.4/", "/?",
+        "http://example.com", "page.html", "/a#top")] == [None] * 9
