@@ -37,7 +37,7 @@ from segmenter.style import (
     LINK_BLUE,
     RGB,
     WHITE,
-    Declarations,
+    EMPTY_DECLARATIONS,
     StyleSheet,
     colour_distance,
     parse_colour,
@@ -401,7 +401,7 @@ class _SectionScanner:
 
     def _compute_style(self, tag: str, attrib: Mapping[str, str], parent: _Style) -> _Style:
         has_attributes = not _STYLE_ATTRIBUTES.isdisjoint(attrib.keys()) if attrib else False
-        declared = Declarations()
+        declared = EMPTY_DECLARATIONS
         if has_attributes:
             style_attr = attrib.get("style")
             if style_attr:

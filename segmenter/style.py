@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, NamedTuple
 
 RGB = tuple[int, int, int]
 
@@ -162,9 +161,9 @@ def colour_distance(font: RGB, background: RGB) -> float:
 # Style declarations
 
 
-@dataclass(frozen=True)
-class Declarations:
-    """The style properties the segmenter uses; None = not set here (inherit)."""
+class Declarations(NamedTuple):
+    """The style properties the segmenter uses; None = not set here (inherit).  A tuple,
+    not a frozen dataclass: made once per rule and cascade step on the hot path."""
 
     colour: RGB | None = None
     background: RGB | None = None
@@ -174,6 +173,10 @@ class Declarations:
 
     def over(self, other: "Declarations") -> "Declarations":
         """self's values where set, else other's (self has higher precedence)."""
+        if other is EMPTY_DECLARATIONS:
+            return self
+        if self is EMPTY_DECLARATIONS:
+            return other
         return Declarations(
             colour=self.colour if self.colour is not None else other.colour,
             background=self.background if self.background is not None else other.background,
@@ -228,7 +231,8 @@ def parse_declarations(text: str) -> Declarations:
             lowered = value.lower().split()
             if any(w in _BOLD_WEIGHTS for w in lowered):
                 bold = True
-    return Declarations(colour, background, bold, family, size)
+    declarations = Declarations(colour, background, bold, family, size)
+    return EMPTY_DECLARATIONS if declarations == EMPTY_DECLARATIONS else declarations
 
 
 _COMMENT_RE = re.compile(r"/\*.*?\*/", re.DOTALL)
@@ -238,8 +242,7 @@ _SIMPLE_SELECTOR_RE = re.compile(
 _PART_RE = re.compile(r"([.#])([-_a-zA-Z0-9]+)")
 
 
-@dataclass(frozen=True)
-class SimpleSelector:
+class SimpleSelector(NamedTuple):
     """One compound selector: optional tag, classes, optional id."""
 
     tag: str | None
@@ -278,6 +281,41 @@ def parse_selector(text: str) -> SimpleSelector | None:
     )
 
 
+@lru_cache(maxsize=1024)
+def sheet_rules(css: str) -> tuple[tuple[SimpleSelector, Declarations], ...]:
+    """The rules of one ``<style>`` sheet a streaming scan can use, in order: each simple
+    selector (:func:`parse_selector`) of a rule that sets a colour, background or font.
+    Memoised: the pages of a site repeat their sheets.
+
+    >>> [(sel.classes, d.bold) for sel, d in sheet_rules(".a, div b {font-weight:bold} p {margin:0}")]
+    [(frozenset({'a'}), True)]
+    """
+    if "/*" in css:
+        css = _COMMENT_RE.sub(" ", css)
+    rules: list[tuple[SimpleSelector, Declarations]] = []
+    # Split at "}" and take the last "{" of each piece: linear in the sheet's size
+    # (a rule regex backtracks badly on nested @media blocks), and the rules inside
+    # @media are read as if unconditional.
+    for piece in css.split("}"):
+        head, brace, body = piece.rpartition("{")
+        if not brace:
+            continue
+        # Most rules of a modern stylesheet set layout only: skip them before parsing.
+        if "color" not in body and "background" not in body and "font" not in body:
+            continue
+        selectors = head.rpartition("{")[2]
+        if "@" in selectors:
+            continue
+        simple = [sel for sel in map(parse_selector, selectors.split(",")) if sel is not None]
+        if not simple:
+            continue  # descendant, pseudo-class … selectors: a streaming scan can't match them
+        declarations = parse_declarations(body)
+        if declarations is EMPTY_DECLARATIONS:
+            continue
+        rules.extend((selector, declarations) for selector in simple)
+    return tuple(rules)
+
+
 class StyleSheet:
     """Simple rules from ``<style>`` elements, indexed by tag, class and id."""
 
@@ -289,6 +327,7 @@ class StyleSheet:
         self._universal: list[int] = []
         self.has_id_rules = False
         self.has_class_rules = False
+        self._matched: dict[tuple[str, frozenset[str], str | None], Declarations] = {}
 
     def __bool__(self) -> bool:
         return bool(self._rules)
@@ -298,47 +337,35 @@ class StyleSheet:
         return None if self._universal else frozenset(self._by_tag)
 
     def add_css(self, css: str) -> None:
-        if "/*" in css:
-            css = _COMMENT_RE.sub(" ", css)
-        # Split at "}" and take the last "{" of each piece: linear in the sheet's size
-        # (a rule regex backtracks badly on nested @media blocks), and the rules inside
-        # @media are read as if unconditional.
-        for piece in css.split("}"):
-            head, brace, body = piece.rpartition("{")
-            if not brace:
-                continue
-            # Most rules of a modern stylesheet set layout only: skip them before parsing.
-            if "color" not in body and "background" not in body and "font" not in body:
-                continue
-            selectors = head.rpartition("{")[2]
-            if "@" in selectors:
-                continue
-            simple = [sel for sel in map(parse_selector, selectors.split(",")) if sel is not None]
-            if not simple:
-                continue  # descendant, pseudo-class … selectors: a streaming scan can't match them
-            declarations = parse_declarations(body)
-            if declarations.empty:
-                continue
-            for selector in simple:
-                index = len(self._rules)
-                self._rules.append((selector.specificity, index, selector, declarations))
-                if selector.element_id:
-                    self.has_id_rules = True
-                    self._by_id.setdefault(selector.element_id, []).append(index)
-                elif selector.classes:
-                    self.has_class_rules = True
-                    for name in selector.classes:
-                        self._by_class.setdefault(name, []).append(index)
-                elif selector.tag:
-                    self._by_tag.setdefault(selector.tag, []).append(index)
-                else:
-                    self._universal.append(index)
+        self._matched.clear()  # memoised matches predate these rules
+        for selector, declarations in sheet_rules(css):
+            index = len(self._rules)
+            self._rules.append((selector.specificity, index, selector, declarations))
+            if selector.element_id:
+                self.has_id_rules = True
+                self._by_id.setdefault(selector.element_id, []).append(index)
+            elif selector.classes:
+                self.has_class_rules = True
+                for name in selector.classes:
+                    self._by_class.setdefault(name, []).append(index)
+            elif selector.tag:
+                self._by_tag.setdefault(selector.tag, []).append(index)
+            else:
+                self._universal.append(index)
 
     def match(self, tag: str, classes: Iterable[str], element_id: str | None) -> Declarations:
-        """The cascaded declarations of the matching rules (specificity, then order)."""
+        """The cascaded declarations of the matching rules (specificity, then order),
+        memoised per (tag, classes, id) until the next sheet."""
+        class_set = frozenset(c.lower() for c in classes)
+        key = (tag, class_set, element_id)
+        matched = self._matched.get(key)
+        if matched is None:
+            matched = self._matched[key] = self._match(tag, class_set, element_id)
+        return matched
+
+    def _match(self, tag: str, class_set: frozenset[str], element_id: str | None) -> Declarations:
         candidates: set[int] = set(self._by_tag.get(tag, ()))
         candidates.update(self._universal)
-        class_set = frozenset(c.lower() for c in classes)
         for name in class_set:
             candidates.update(self._by_class.get(name, ()))
         if element_id:
