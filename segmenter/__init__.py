@@ -12,7 +12,7 @@ from typing import Any
 
 from filters.urls import normalise_url
 from segmenter.adjust import MIN_BLOCK_LINKS, AdjustParams, adjust, blocks_of
-from segmenter.scan import Link, Section, scan_html
+from segmenter.scan import Link, Section, paused_gc, scan_html
 
 __all__ = [
     "AdjustParams",
@@ -74,8 +74,9 @@ _resolve = normalise_url
 def segment_html(text: str, url: str, params: AdjustParams = AdjustParams()) -> Segmentation:
     """Segment decoded HTML of the page at ``url`` (already normalised or not)."""
     page_url = _resolve(url, url) or url
-    scanned = scan_html(text, page_url, _resolve)
-    adjusted = adjust(scanned.sections, params)
+    with paused_gc():
+        scanned = scan_html(text, page_url, _resolve)
+        adjusted = adjust(scanned.sections, params)
     return Segmentation(page_url, scanned.base_url, scanned.sections, tuple(adjusted))
 
 
@@ -88,8 +89,9 @@ def segment_bytes(
     """Decode (HTTP charset, then <meta>, then detection) and segment raw page bytes."""
     from segmenter.decode import decode_html
 
-    decoded = decode_html(body, http_charset)
-    result = segment_html(decoded.text, url, params)
+    with paused_gc():
+        decoded = decode_html(body, http_charset)
+        result = segment_html(decoded.text, url, params)
     return Segmentation(
         result.url, result.base_url, result.sections, result.adjusted, decoded.charset
     )

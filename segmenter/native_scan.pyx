@@ -23,6 +23,8 @@ from libc.string cimport strcmp, strlen
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
 
+from functools import lru_cache
+
 from lxml import etree
 
 from segmenter.scan import (
@@ -30,7 +32,9 @@ from segmenter.scan import (
     SKIPPED_TAGS, Link, ScanResult, Section, _INHERIT, _label, _SectionScanner, _Style,
 )
 from filters.urls import DEFAULT_INDEX_NAMES, normalise_url
-from segmenter.style import WHITE
+from segmenter.style import (
+    _COMMENT_RE, EMPTY_DECLARATIONS, WHITE, parse_declarations, parse_selector,
+)
 
 cdef extern from *:
     """
@@ -313,6 +317,54 @@ def canonical_link(str href, str base):
     return _canonical_link(href, base)
 
 
+cdef bint _compound(str text):
+    """Could parse_selector read this as a compound of tag, .class and #id?  False, without
+    a call, for the descendant, child, pseudo and attribute selectors of most sheets."""
+    cdef Py_UCS4 c
+    for c in text:
+        if not (c < 128 and (_URL_CLASS[c] & _UNRESERVED or c == 35 or c == 42)):
+            return False  # "#" and "*" besides letters, digits, "-", "_", "."
+    return True
+
+
+def _sheet_rules(str css):
+    """segmenter.style.sheet_rules, with the sheet searched in C: a rule's text is cut out
+    only when its body names a colour, background or font, and parse_selector is called
+    only on selectors that could be simple."""
+    if "/*" in css:
+        css = _COMMENT_RE.sub(" ", css)
+    cdef list rules = []
+    cdef Py_ssize_t length = len(css), start = 0, close, opening, head
+    while start <= length:
+        close = css.find("}", start)
+        if close < 0:
+            close = length
+        opening = css.rfind("{", start, close)
+        if opening >= 0 and (css.find("color", opening + 1, close) >= 0
+                             or css.find("background", opening + 1, close) >= 0
+                             or css.find("font", opening + 1, close) >= 0):
+            head = css.rfind("{", start, opening)
+            head = start if head < 0 else head + 1
+            if css.find("@", head, opening) < 0:
+                simple = []
+                for selector in css[head:opening].split(","):
+                    if _compound(selector.strip()):
+                        parsed = parse_selector(selector)
+                        if parsed is not None:
+                            simple.append(parsed)
+                if simple:
+                    declarations = parse_declarations(css[opening + 1:close])
+                    if declarations is not EMPTY_DECLARATIONS:
+                        for selector in simple:
+                            rules.append((selector, declarations))
+        start = close + 1
+    return tuple(rules)
+
+
+#: The compiled sheet_rules, memoised like the pure one (a site's pages repeat sheets).
+sheet_rules = lru_cache(maxsize=1024)(_sheet_rules)
+
+
 # Tag names by libxml2's name pointer.  lxml's parsers intern names in one dictionary for
 # the thread, so a name's pointer repeats from page to page; an entry is used only while
 # its pointer still holds its name (strcmp), and the strs it points to are kept for the
@@ -559,7 +611,7 @@ cdef class _Walker:
         if self.skip_depth:
             self.skip_depth -= 1
             if flags & _STYLE and self.collecting_css:
-                self.scanner._add_style_sheet("".join(self.css))
+                self.scanner._add_rules(sheet_rules("".join(self.css)))
                 self.styled_tags = self.scanner._styled_tags
                 self.collecting_css = False
             return 0
@@ -638,8 +690,13 @@ cdef class _Walker:
         sheet = scanner._sheet
         inline = self.get(node, "style")
         bgcolor = self.get(node, "bgcolor")
+        # a class or id that no rule names changes nothing: not part of the memo's key
         classes = self.get(node, "class") if sheet.has_class_rules else None
+        if classes is not None and not sheet.names_a_class(classes):
+            classes = None
         element_id = self.get(node, "id") if sheet.has_id_rules else None
+        if element_id is not None and not sheet.names_an_id(element_id):
+            element_id = None
         if inline is None and bgcolor is None and classes is None and element_id is None:
             if tag not in self.styled_tags:
                 return parent

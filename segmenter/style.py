@@ -328,17 +328,36 @@ class StyleSheet:
         self.has_id_rules = False
         self.has_class_rules = False
         self._matched: dict[tuple[str, frozenset[str], str | None], Declarations] = {}
+        self._class_hits: dict[str, bool] = {}
 
     def __bool__(self) -> bool:
         return bool(self._rules)
+
+    def names_a_class(self, class_attribute: str) -> bool:
+        """Some rule names one of these classes (a ``class`` attribute's value): when none
+        does, the attribute cannot change the element's style.  Memoised per value."""
+        named = self._class_hits.get(class_attribute)
+        if named is None:
+            named = self._class_hits[class_attribute] = not self._by_class.keys().isdisjoint(
+                [name.lower() for name in class_attribute.split()])
+        return named
+
+    def names_an_id(self, element_id: str) -> bool:
+        """Some rule names this id (compared lower-case, as :meth:`match` does)."""
+        return element_id.lower() in self._by_id
 
     def styled_tags(self) -> frozenset[str] | None:
         """Tags some rule may match regardless of class and id; None = every tag."""
         return None if self._universal else frozenset(self._by_tag)
 
     def add_css(self, css: str) -> None:
+        self.add_rules(sheet_rules(css))
+
+    def add_rules(self, rules: Iterable[tuple[SimpleSelector, Declarations]]) -> None:
+        """A sheet's rules (:func:`sheet_rules`), after the rules already added."""
         self._matched.clear()  # memoised matches predate these rules
-        for selector, declarations in sheet_rules(css):
+        self._class_hits.clear()
+        for selector, declarations in rules:
             index = len(self._rules)
             self._rules.append((selector.specificity, index, selector, declarations))
             if selector.element_id:

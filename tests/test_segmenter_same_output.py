@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import segmenter.scan as scan
+import segmenter.style as style
 from segmenter import _resolve, segment_bytes, segment_html
 from tests import segment_digests
 from tests.prerequisites import missing_prerequisite
@@ -153,3 +154,18 @@ def test_the_compiled_link_fast_path_takes_the_common_links() -> None:
     assert [fast(href, "http://example.com/") for href in (
         "/index.html", "HTTP://example.com/", "/a/../b", "/a/%7e", "http://1.2.3.4/", "/?",
         "http://example.com", "page.html", "/a#top")] == [None] * 9
+
+
+_CSS = st.lists(st.sampled_from((
+    "{", "}", ",", " ", "\n", "a", "div", ".nav", "#top", "*", "td.x#y", "div a", "a:hover",
+    "p > b", "[x]", "@media screen", "color:red", "background:#fff", "font-weight:bold",
+    "margin:0", ";", "/*", "*/", "é", "~", "FONT-size: 12px", "color: navy !important")),
+    max_size=40).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_CSS)
+def test_the_compiled_sheet_reader_is_the_pure_ones(css: str) -> None:
+    if scan.NATIVE is None:
+        pytest.skip("the compiled scan is not built")
+    assert scan.NATIVE._sheet_rules(css) == style.sheet_rules(css)
