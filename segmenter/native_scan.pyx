@@ -469,23 +469,35 @@ cdef class _Builder:
     cdef object build(self):
         cdef dict fonts = self.fonts
         if len(fonts) == 1:
-            described = tuple([style.describe() for style in fonts])
+            for style in fonts:
+                described = (_describe(style),)
         else:
             ranked = sorted(fonts.items(), key=_minus_count)[:3]
-            described = tuple(dict.fromkeys([style.describe() for style, _ in ranked]))
+            described = tuple(dict.fromkeys([_describe(style) for style, _ in ranked]))
         label = self.label
         tag = label if type(label) is str else label[0]
         section = _new_section(Section)
         # Section's own fields, as its __init__ would set them (a frozen dataclass sets
         # each through object.__setattr__, the slowest part of building one).
-        section.__dict__.update(
-            links=tuple(self.links), link_count=self.link_count, words=self.words,
-            anchor_words=self.anchor_words, chars=self.chars,
-            weighted_chars=round(self.weighted_chars, 6), bold=self.bold,
-            background=self.background or WHITE,
-            label=label if type(label) is str else _label(*label), fonts=described,
-            heading=self.heading if tag in CONTENT_TAGS else 0)
+        cdef dict fields = section.__dict__
+        fields["links"] = tuple(self.links)
+        fields["link_count"] = self.link_count
+        fields["words"] = self.words
+        fields["anchor_words"] = self.anchor_words
+        fields["chars"] = self.chars
+        fields["weighted_chars"] = round(self.weighted_chars, 6)
+        fields["bold"] = self.bold
+        fields["background"] = self.background or WHITE
+        fields["label"] = label if type(label) is str else _label(*label)
+        fields["fonts"] = described
+        fields["heading"] = self.heading if tag in CONTENT_TAGS else 0
         return section
+
+
+cdef inline str _describe(style):
+    """_Style.describe(), read from its memo when it has one."""
+    described = style._described
+    return described if described is not None else style.describe()
 
 
 def _minus_count(item):
@@ -755,7 +767,9 @@ cdef class _Walker:
                 resolved = self.resolved[key] = self.scanner._resolve(href, base_url)
         if resolved is not None:
             link = _new_link(Link)
-            link.__dict__.update(href=resolved, anchor=anchor)
+            fields = link.__dict__
+            fields["href"] = resolved
+            fields["anchor"] = anchor
             current.links.append(link)
         return 0
 
