@@ -526,6 +526,7 @@ cdef class _Walker:
     cdef list css, link_text, pieces, sections
     cdef object link_href
     cdef dict resolved
+    cdef dict own_styles  # what an element sets itself (scanner._own_style), by attributes
     cdef bint fast_links  # links resolved by normalise_url: its canonical fast path in C
     cdef _Builder current
     # the text buffered since the last start or end: segmenter.scan's _text, counted
@@ -549,6 +550,7 @@ cdef class _Walker:
         self.sections = []
         self.link_href = None
         self.resolved = {}
+        self.own_styles = {}
         self.fast_links = resolve is normalise_url
         self.current = _Builder("body", 0)
         self.text_any = self.in_word = False
@@ -624,6 +626,7 @@ cdef class _Walker:
             self.skip_depth -= 1
             if flags & _STYLE and self.collecting_css:
                 self.scanner._add_rules(sheet_rules("".join(self.css)))
+                self.own_styles = {}  # they predate these rules
                 self.styled_tags = self.scanner._styled_tags
                 self.collecting_css = False
             return 0
@@ -712,9 +715,40 @@ cdef class _Walker:
         if inline is None and bgcolor is None and classes is None and element_id is None:
             if tag not in self.styled_tags:
                 return parent
-        style = (<dict>scanner._style_cache).get((parent, tag, classes, element_id, inline, bgcolor))
+        key = (parent, tag, classes, element_id, inline, bgcolor)
+        cdef dict memo = scanner._style_cache
+        style = memo.get(key)
+        if style is not None:
+            return style
+        # A miss: what the element sets itself depends on these attributes alone (and, for
+        # a link, on <body link>), not on the parent: memoised apart, then combined here.
+        own_key = key[1:] if not self.flag_stack[position] & _A else (key, scanner._link_colour)
+        own = self.own_styles.get(own_key)
+        if own is None:
+            attrib = {}
+            if inline is not None:
+                attrib["style"] = inline
+            if bgcolor is not None:
+                attrib["bgcolor"] = bgcolor
+            if classes is not None:
+                attrib["class"] = classes
+            if element_id is not None:
+                attrib["id"] = element_id
+            own = self.own_styles[own_key] = scanner._own_style(tag, attrib)
+        style = memo[key] = self.combine(parent, <tuple>own)
+        return style
+
+    cdef object combine(self, parent, tuple own):
+        """scanner._combine, with _Style's memo (``_styles_by_key``) read here."""
+        colour, background, bold, family, size = own
+        key = (parent.colour if colour is None else colour,
+               parent.background if background is None else background,
+               parent.bold if bold is None else bold,
+               parent.family if family is None else family,
+               parent.size if size is None else size)
+        style = (<dict>self.scanner._styles_by_key).get(key)
         if style is None:
-            style = scanner._style_for(tag, _attributes(node), parent)
+            style = self.scanner._style(*key)
         return style
 
     cdef object get(self, tree.xmlNode* node, const char* name):

@@ -73,7 +73,6 @@ HEADING_SIZES: Mapping[str, str] = {
 }
 # Attributes that can change style; elements without any of them (and without a tag
 # default or a matching stylesheet rule) inherit their parent's style unchanged.
-_STYLE_ATTRIBUTES = frozenset(("style", "class", "id", "bgcolor", "color", "face", "size", "text", "link"))
 _STYLED_TAGS = BOLD_TAGS | {"a", "font", "body"}
 
 
@@ -180,6 +179,8 @@ class _Style:
 
 
 _DEFAULT_STYLE_ARGS = (BLACK, WHITE, False, "serif", "medium")
+#: What an element sets itself, in _Style's field order; None: inherited from the parent.
+Overrides: TypeAlias = "tuple[RGB | None, RGB | None, bool | None, str | None, str | None]"
 
 
 class _SectionBuilder:
@@ -413,31 +414,46 @@ class _SectionScanner:
         return style
 
     def _compute_style(self, tag: str, attrib: Mapping[str, str], parent: _Style) -> _Style:
-        has_attributes = not _STYLE_ATTRIBUTES.isdisjoint(attrib.keys()) if attrib else False
+        return self._combine(parent, self._own_style(tag, attrib))
+
+    def _combine(self, parent: _Style, own: Overrides) -> _Style:
+        """The parent's style with what the element sets itself (CSS inheritance)."""
+        colour, background, bold, family, size = own
+        return self._style(
+            parent.colour if colour is None else colour,
+            parent.background if background is None else background,
+            parent.bold if bold is None else bold,
+            parent.family if family is None else family,
+            parent.size if size is None else size)
+
+    def _own_style(self, tag: str, attrib: Mapping[str, str]) -> Overrides:
+        """What the element sets itself, None where it inherits: its inline style over the
+        sheet's matching rules, over its presentational attributes and the UA defaults
+        (links blue, headings and ``<b>`` bold).  Apart from ``<body>`` and ``<font>``, only
+        ``style``, ``bgcolor``, ``class`` and ``id`` matter (the compiled scan memoises on
+        those)."""
         declared = EMPTY_DECLARATIONS
-        if has_attributes:
-            style_attr = attrib.get("style")
-            if style_attr:
-                declared = parse_declarations(style_attr)
+        style_attr = attrib.get("style")
+        if style_attr:
+            declared = parse_declarations(style_attr)
         if self._sheet:
             class_attr = attrib.get("class")
             classes = class_attr.split() if class_attr else ()
             declared = declared.over(self._sheet.match(tag, classes, attrib.get("id")))
-        colour, background = parent.colour, parent.background
-        bold, family, size = parent.bold, parent.family, parent.size
+        colour: RGB | None = None
+        background: RGB | None = None
+        bold: bool | None = None
+        family: str | None = None
+        size: str | None = None
         if tag == "body":
-            text_colour = parse_colour(attrib.get("text", ""))
-            if text_colour is not None:
-                colour = text_colour
+            colour = parse_colour(attrib.get("text", ""))
             link_colour = parse_colour(attrib.get("link", ""))
             if link_colour is not None:
                 self._link_colour = link_colour
         elif tag == "a":
             colour = self._link_colour  # the UA stylesheet colours links, not inheritance
         elif tag == "font":
-            font_colour = parse_colour(attrib.get("color", ""))
-            if font_colour is not None:
-                colour = font_colour
+            colour = parse_colour(attrib.get("color", ""))
             face = attrib.get("face")
             if face:
                 family = face.split(",")[0].strip().lower()
@@ -448,7 +464,7 @@ class _SectionScanner:
             size = HEADING_SIZES.get(tag, size)
         bgcolor = attrib.get("bgcolor")
         if bgcolor:
-            background = parse_colour(bgcolor) or background
+            background = parse_colour(bgcolor)
         if declared.colour is not None:
             colour = declared.colour
         if declared.background is not None:
@@ -457,7 +473,7 @@ class _SectionScanner:
             bold = declared.bold
         family = declared.font_family or family
         size = declared.font_size or size
-        return self._style(colour, background, bold, family, size)
+        return (colour, background, bold, family, size)
 
     def _flush_text(self) -> None:
         text = "".join(self._text) if len(self._text) > 1 else self._text[0]

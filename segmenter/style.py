@@ -329,6 +329,7 @@ class StyleSheet:
         self.has_class_rules = False
         self._matched: dict[tuple[str, frozenset[str], str | None], Declarations] = {}
         self._class_hits: dict[str, bool] = {}
+        self._class_names: set[str] = set()  # in any selector (by_class misses "#x.y")
 
     def __bool__(self) -> bool:
         return bool(self._rules)
@@ -338,7 +339,7 @@ class StyleSheet:
         does, the attribute cannot change the element's style.  Memoised per value."""
         named = self._class_hits.get(class_attribute)
         if named is None:
-            named = self._class_hits[class_attribute] = not self._by_class.keys().isdisjoint(
+            named = self._class_hits[class_attribute] = not self._class_names.isdisjoint(
                 [name.lower() for name in class_attribute.split()])
         return named
 
@@ -360,6 +361,9 @@ class StyleSheet:
         for selector, declarations in rules:
             index = len(self._rules)
             self._rules.append((selector.specificity, index, selector, declarations))
+            if selector.classes:  # "#x.y" too: indexed by its id, it still reads classes
+                self.has_class_rules = True
+                self._class_names.update(selector.classes)
             if selector.element_id:
                 self.has_id_rules = True
                 self._by_id.setdefault(selector.element_id, []).append(index)

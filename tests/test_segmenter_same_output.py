@@ -169,3 +169,17 @@ def test_the_compiled_sheet_reader_is_the_pure_ones(css: str) -> None:
     if scan.NATIVE is None:
         pytest.skip("the compiled scan is not built")
     assert scan.NATIVE._sheet_rules(css) == style.sheet_rules(css)
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_a_class_named_only_beside_an_id_still_styles(native: bool, monkeypatch) -> None:
+    """``#page.x`` is indexed by its id: the class must still count as named, or the style
+    memo's key drops it and the two divs below share one style."""
+    if native and scan.NATIVE is None:
+        pytest.skip("the compiled scan is not built")
+    if not native:
+        monkeypatch.setattr(scan, "NATIVE", None)
+    html = ('<style>#page.x{color:red}</style><div id="page" class="x"><p>Red text</p></div>'
+            '<div id="page" class="y"><p>Plain text</p></div>')
+    fonts = [section.fonts for section in segment_html(html, "http://example.com/").sections]
+    assert fonts == [("serif medium #ff0000",), ("serif medium #000000",)]
