@@ -527,6 +527,10 @@ cdef class _Walker:
     cdef object link_href
     cdef dict resolved
     cdef dict own_styles  # what an element sets itself (scanner._own_style), by attributes
+    # the scanner's sheet and memos (the same objects for the page), and the sheet's flags
+    cdef object sheet
+    cdef dict style_memo, styles_by_key, class_hits
+    cdef bint class_rules, id_rules
     cdef bint fast_links  # links resolved by normalise_url: its canonical fast path in C
     cdef _Builder current
     # the text buffered since the last start or end: segmenter.scan's _text, counted
@@ -551,6 +555,11 @@ cdef class _Walker:
         self.link_href = None
         self.resolved = {}
         self.own_styles = {}
+        self.sheet = self.scanner._sheet
+        self.style_memo = self.scanner._style_cache
+        self.styles_by_key = self.scanner._styles_by_key
+        self.class_hits = self.sheet._class_hits
+        self.class_rules = self.id_rules = False
         self.fast_links = resolve is normalise_url
         self.current = _Builder("body", 0)
         self.text_any = self.in_word = False
@@ -627,6 +636,8 @@ cdef class _Walker:
             if flags & _STYLE and self.collecting_css:
                 self.scanner._add_rules(sheet_rules("".join(self.css)))
                 self.own_styles = {}  # they predate these rules
+                self.class_rules = self.sheet.has_class_rules
+                self.id_rules = self.sheet.has_id_rules
                 self.styled_tags = self.scanner._styled_tags
                 self.collecting_css = False
             return 0
@@ -702,21 +713,25 @@ cdef class _Walker:
         scanner = self.scanner
         if self.flag_stack[position] & _BODY_OR_FONT:
             return scanner._style_for(tag, _attributes(node), parent)
-        sheet = scanner._sheet
         inline = self.get(node, "style")
         bgcolor = self.get(node, "bgcolor")
         # a class or id that no rule names changes nothing: not part of the memo's key
-        classes = self.get(node, "class") if sheet.has_class_rules else None
-        if classes is not None and not sheet.names_a_class(classes):
-            classes = None
-        element_id = self.get(node, "id") if sheet.has_id_rules else None
-        if element_id is not None and not sheet.names_an_id(element_id):
+        # (the sheet's own memo of that, read here; its method only on a miss)
+        classes = self.get(node, "class") if self.class_rules else None
+        if classes is not None:
+            named = self.class_hits.get(classes)
+            if named is None:
+                named = self.sheet.names_a_class(classes)
+            if not named:
+                classes = None
+        element_id = self.get(node, "id") if self.id_rules else None
+        if element_id is not None and not self.sheet.names_an_id(element_id):
             element_id = None
         if inline is None and bgcolor is None and classes is None and element_id is None:
             if tag not in self.styled_tags:
                 return parent
         key = (parent, tag, classes, element_id, inline, bgcolor)
-        cdef dict memo = scanner._style_cache
+        cdef dict memo = self.style_memo
         style = memo.get(key)
         if style is not None:
             return style
@@ -746,7 +761,7 @@ cdef class _Walker:
                parent.bold if bold is None else bold,
                parent.family if family is None else family,
                parent.size if size is None else size)
-        style = (<dict>self.scanner._styles_by_key).get(key)
+        style = self.styles_by_key.get(key)
         if style is None:
             style = self.scanner._style(*key)
         return style
