@@ -18,7 +18,7 @@ from cpython.object cimport PyObject
 from cpython.unicode cimport (
     PyUnicode_AsUTF8, PyUnicode_AsUTF8AndSize, PyUnicode_DecodeUTF8, Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE,
 )
-from libc.string cimport strcmp, strlen
+from libc.string cimport memchr, strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
@@ -291,13 +291,27 @@ cdef bint _is_index_name(const unsigned char* url, Py_ssize_t start, Py_ssize_t 
     return (<bytes>url[start:end]).decode("ascii").lower() in DEFAULT_INDEX_NAMES
 
 
+cdef object _NOT_A_PAGE = object()  # _canonical_link: normalise_url gives None
+
+
 cdef object _canonical_link(str href, str base):
-    """normalise_url(href, base) where C can tell at once, else None."""
+    """normalise_url(href, base) where C can tell at once: the URL, or _NOT_A_PAGE for a
+    fragment-only href or a javascript:, mailto: or tel: one; else None (ask it).  A
+    fragment is dropped, as normalise_url drops it."""
     cdef Py_ssize_t length, base_length, at
     cdef const unsigned char* url = <const unsigned char*>PyUnicode_AsUTF8AndSize(href, &length)
     cdef const unsigned char* base_url
     if length == 0:
         return None
+    if url[0] == 35:  # "#": this page (EMPTY)
+        return _NOT_A_PAGE
+    if url[0] == 106 or url[0] == 109 or url[0] == 116:  # j, m, t (NON_WEB_SCHEME)
+        if href.startswith(("javascript:", "mailto:", "tel:")):
+            return _NOT_A_PAGE
+        return None
+    cdef const unsigned char* fragment = <const unsigned char*>memchr(url, 35, length)
+    if fragment is not NULL:
+        length = fragment - url
     if url[0] == 47:  # "/": a path on the base's host, unless "//host" or "/\\"
         if length > 1 and (url[1] == 47 or url[1] == 92):
             return None
@@ -305,16 +319,20 @@ cdef object _canonical_link(str href, str base):
         at = _canonical_host(base_url, base_length)
         if at < 0 or not _canonical_path(url, 0, length):
             return None
-        return base[:at] + href
+        return base[:at] + (href if fragment is NULL else href[:length])
     at = _canonical_host(url, length)
     if at < 0 or not _canonical_path(url, at, length):
         return None
-    return href
+    return href if fragment is NULL else href[:length]
 
 
 def canonical_link(str href, str base):
-    """For tests: the compiled fast path of normalise_url (None: the general path decides)."""
-    return _canonical_link(href, base)
+    """For tests: (True, what normalise_url gives) where the compiled fast path answers,
+    (False, None) where the general path decides."""
+    found = _canonical_link(href, base)
+    if found is None:
+        return (False, None)
+    return (True, None if found is _NOT_A_PAGE else found)
 
 
 cdef bint _compound(str text):
@@ -809,7 +827,9 @@ cdef class _Walker:
             current.background = self.current_style().background
         base_url = self.scanner.base_url
         resolved = _canonical_link(href, base_url) if self.fast_links else None
-        if resolved is None:
+        if resolved is _NOT_A_PAGE:
+            resolved = None
+        elif resolved is None:
             key = (href, base_url)
             resolved = self.resolved.get(key, _PENDING)
             if resolved is _PENDING:

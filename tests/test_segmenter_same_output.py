@@ -123,7 +123,7 @@ def test_the_compiled_word_count_is_the_regexs(text: str) -> None:
 
 _URL_PIECES = st.sampled_from((
     "http://", "https://", "HTTP://", "http:", "//", "/", "\\", "a", "Z", "0", "1", "0x1", ".",
-    "..", "-", "_", "~", "%", "%7e", "%7E", "%2F", "%2f", "%41", "%C3%A9", "é", "?", "#", ":",
+    "..", "-", "_", "~", "%", "%7e", "javascript:", "mailto:x", "tel:", "j", "m", "t", "%7E", "%2F", "%2f", "%41", "%C3%A9", "é", "?", "#", ":",
     ":80", ":8080", "@", "index.html", "INDEX.PHP", "default.aspx", "index.htm?x", " ", "\t",
     "example.com", "Example.com", "b.c", "x" * 64, "[::1]", "&", "=", "'", "*", "!", "$", "|"))
 _URLS = st.lists(_URL_PIECES, max_size=10).map("".join)
@@ -139,8 +139,8 @@ def test_the_compiled_link_fast_path_is_normalise_urls(href: str, base: str) -> 
     canonical base) answers only where normalise_url gives the same URL."""
     if scan.NATIVE is None:
         pytest.skip("the compiled scan is not built")
-    fast = scan.NATIVE.canonical_link(href, base)
-    if fast is not None:
+    answered, fast = scan.NATIVE.canonical_link(href, base)
+    if answered:
         assert fast == _resolve(href, base)
 
 
@@ -149,11 +149,17 @@ def test_the_compiled_link_fast_path_takes_the_common_links() -> None:
         pytest.skip("the compiled scan is not built")
     fast = scan.NATIVE.canonical_link
     assert fast("https://www.example.com/a/b.html?q=1&r=%2F", "x") == \
-        "https://www.example.com/a/b.html?q=1&r=%2F"
-    assert fast("/news/2024/", "http://example.com/dir/page?x") == "http://example.com/news/2024/"
+        (True, "https://www.example.com/a/b.html?q=1&r=%2F")
+    assert fast("/news/2024/", "http://example.com/dir/page?x") == \
+        (True, "http://example.com/news/2024/")
+    assert fast("/a#top", "http://example.com/") == (True, "http://example.com/a")
+    assert [fast(href, "http://example.com/") for href in ("#top", "javascript:void(0)",
+                                                          "mailto:a@example.com")] == \
+        [(True, None)] * 3
     assert [fast(href, "http://example.com/") for href in (
         "/index.html", "HTTP://example.com/", "/a/../b", "/a/%7e", "http://1.2.3.4/", "/?",
-        "http://example.com", "page.html", "/a#top")] == [None] * 9
+        "http://example.com", "page.html", "/a?#top", "JavaScript:x", " #top")] == \
+        [(False, None)] * 11
 
 
 _CSS = st.lists(st.sampled_from((
