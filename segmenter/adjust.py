@@ -112,7 +112,10 @@ def merge_sections(first: Section, second: Section) -> Section:
     """Both texts and both link lists; the larger section's background and label; the
     heading of both, or none (0) when they differ."""
     larger = first if first.words >= second.words else second
-    return Section(
+    # Section's fields set as its __init__ would (a frozen dataclass's __init__ sets each
+    # through object.__setattr__: most of the cost of a merge)
+    merged = object.__new__(Section)
+    merged.__dict__.update(
         links=first.links + second.links,
         link_count=first.link_count + second.link_count,
         words=first.words + second.words,
@@ -125,6 +128,7 @@ def merge_sections(first: Section, second: Section) -> Section:
         fonts=larger.fonts,
         heading=first.heading if first.heading == second.heading else 0,
     )
+    return merged
 
 
 def merge_rule(s: Section, t: Section, params: AdjustParams) -> MergeRule:
@@ -140,7 +144,12 @@ def merge_rule(s: Section, t: Section, params: AdjustParams) -> MergeRule:
         return MergeRule.BOTH_WORDY
     if s_type is not t_type:
         larger = s_type if s.words >= t.words else t_type
-        if section_type(merge_sections(s, t), params) is larger:
+        # section_type of merge_sections(s, t), from the summed counts alone
+        words = s.words + t.words
+        ratio = (s.anchor_words + t.anchor_words) / words if words else 0.0
+        merged = (SectionType.LINK if ratio > params.t1 and s.link_count + t.link_count > params.t2
+                  else SectionType.NON_LINK)
+        if merged is larger:
             return MergeRule.TYPE_OF_LARGER
     return MergeRule.NO_RULE
 
