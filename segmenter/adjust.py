@@ -102,10 +102,12 @@ class MergeRule(enum.Enum):
 
 def section_type(section: Section, params: AdjustParams) -> SectionType:
     """Rule 1's classification: link iff anchor words / words > T1 and links > T2."""
-    ratio = section.anchor_words / section.words if section.words else 0.0
-    if ratio > params.t1 and section.link_count > params.t2:
-        return SectionType.LINK
-    return SectionType.NON_LINK
+    return _type_of(section.anchor_words, section.words, section.link_count, params)
+
+
+def _type_of(anchor_words: int, words: int, links: int, params: AdjustParams) -> SectionType:
+    ratio = anchor_words / words if words else 0.0
+    return SectionType.LINK if ratio > params.t1 and links > params.t2 else SectionType.NON_LINK
 
 
 def merge_sections(first: Section, second: Section) -> Section:
@@ -145,10 +147,8 @@ def merge_rule(s: Section, t: Section, params: AdjustParams) -> MergeRule:
     if s_type is not t_type:
         larger = s_type if s.words >= t.words else t_type
         # section_type of merge_sections(s, t), from the summed counts alone
-        words = s.words + t.words
-        ratio = (s.anchor_words + t.anchor_words) / words if words else 0.0
-        merged = (SectionType.LINK if ratio > params.t1 and s.link_count + t.link_count > params.t2
-                  else SectionType.NON_LINK)
+        merged = _type_of(s.anchor_words + t.anchor_words, s.words + t.words,
+                          s.link_count + t.link_count, params)
         if merged is larger:
             return MergeRule.TYPE_OF_LARGER
     return MergeRule.NO_RULE

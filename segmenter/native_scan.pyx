@@ -723,9 +723,10 @@ cdef class _Walker:
         return style
 
     cdef object style_for(self, Py_ssize_t position, parent):
-        """scanner._style_for: its memo (``_style_cache``, same key) read here, and its call
-        skipped where it would return the parent's style at once (no inline style, bgcolor,
-        matchable class or id, and a tag no rule styles)."""
+        """scanner._style_for with its memo (``_style_cache``, same key) read here: the
+        parent's style at once where nothing can change it (no inline style, bgcolor, class or
+        id a rule names, and a tag no rule styles); on a miss, scanner._own_style memoised by
+        the element's attributes and combined with the parent's style here."""
         cdef tree.xmlNode* node = self.nodes[position]
         tag = <object>self.tag_stack[position]
         scanner = self.scanner

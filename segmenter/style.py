@@ -185,10 +185,6 @@ class Declarations(NamedTuple):
             font_size=self.font_size if self.font_size is not None else other.font_size,
         )
 
-    @property
-    def empty(self) -> bool:
-        return self == EMPTY_DECLARATIONS
-
 
 EMPTY_DECLARATIONS = Declarations()
 
@@ -368,7 +364,6 @@ class StyleSheet:
                 self.has_id_rules = True
                 self._by_id.setdefault(selector.element_id, []).append(index)
             elif selector.classes:
-                self.has_class_rules = True
                 for name in selector.classes:
                     self._by_class.setdefault(name, []).append(index)
             elif selector.tag:
