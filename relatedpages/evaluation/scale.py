@@ -1,0 +1,291 @@
+"""Scale figures: runs of the pipeline on a cluster summarised as the paper's Figs. 8 and 9.
+
+``scripts/bench_scale.py`` runs the whole pipeline (segment, the block co-citation chain, the
+co-citation fallback, the database) on YARN at several input sizes and container counts, and
+reads each Hadoop job's cost from its job history (:mod:`relatedpages.evaluation.job_history`).
+This module holds what is computed from those runs, with no cluster involved: per-stage medians, the log-log
+slope of time against pages (the paper's claim: linear, Fig. 8), the memory ratio (the
+paper's claim: constant memory per task), the table and the two figures.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from relatedpages.evaluation.job_history import JobFigures
+
+#: The pipeline's stages in order; a Hadoop job's stage is ``<script> <step>``.
+STAGE_ORDER = ("segment", "related", "cocitation")
+#: Not a Hadoop job: what the run's wall time holds besides its jobs (driver JVMs, ``hadoop
+#: fs`` commands, mrjob, reading the output back and writing the database).
+CLIENT = "client"
+TOTAL = "total"
+
+
+@dataclass(frozen=True)
+class PipelineRun:
+    """One run of the pipeline: its size, its shape, its wall time and its Hadoop jobs."""
+
+    pages: int
+    containers: int  # the most tasks of one kind running at once (0: as many as YARN fits)
+    compress: bool
+    wall_seconds: float
+    database_seconds: float
+    jobs: tuple[JobFigures, ...]
+    records: int = 0  # database records
+    db_bytes: int = 0  # the database's size on disk
+
+    def stage_seconds(self) -> dict[str, float]:
+        """Seconds per Hadoop job (submit to finish), then the client's share, then the total."""
+        seconds = {job.stage or job.job_id: job.seconds for job in self.jobs}
+        seconds[CLIENT] = max(0.0, self.wall_seconds - sum(seconds.values()))
+        seconds[TOTAL] = self.wall_seconds
+        return seconds
+
+    @property
+    def cpu_seconds(self) -> float:
+        return sum(job.cpu_seconds for job in self.jobs)
+
+    @property
+    def shuffle_bytes(self) -> int:
+        return sum(job.shuffle_bytes for job in self.jobs)
+
+    @property
+    def map_output_bytes(self) -> int:
+        return sum(job.map_output_bytes for job in self.jobs)
+
+    def peak_mb(self, kind: str) -> float:
+        """The largest peak memory of any task of ``kind`` (MAP or REDUCE) in the run."""
+        return max((job.peak_mb(kind) for job in self.jobs), default=0.0)
+
+    def worst_skew(self) -> tuple[str, float]:
+        """The job with the most uneven reducer input, and its max/mean."""
+        skews = [(job.stage or job.job_id, job.reduce_skew()) for job in self.jobs]
+        return max(skews, key=lambda item: item[1], default=("", 0.0))
+
+
+def stage_key(stage: str) -> tuple[int, int, str]:
+    """Pipeline order: segment, related 1…, cocitation 1…, then client and total."""
+    script, _, step = stage.partition(" ")
+    if stage == CLIENT:
+        return (len(STAGE_ORDER), 0, stage)
+    if stage == TOTAL:
+        return (len(STAGE_ORDER) + 1, 0, stage)
+    order = STAGE_ORDER.index(script) if script in STAGE_ORDER else len(STAGE_ORDER)
+    return (order, int(step) if step.isdigit() else 0, stage)
+
+
+def label(stage: str) -> str:
+    """How a stage reads in the table: ``cocitation 1`` is the fallback's first step."""
+    script, _, step = stage.partition(" ")
+    return f"fallback {step}" if script == "cocitation" else stage
+
+
+def median_stages(runs: Iterable[PipelineRun]) -> dict[str, float]:
+    """Median seconds per stage over repeated runs of one size."""
+    collected: dict[str, list[float]] = defaultdict(list)
+    for run in runs:
+        for stage, seconds in run.stage_seconds().items():
+            collected[stage].append(seconds)
+    return {stage: statistics.median(values)
+            for stage, values in sorted(collected.items(), key=lambda kv: stage_key(kv[0]))}
+
+
+def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Least-squares slope of log y against log x (1.0: linear; needs two distinct x)."""
+    points = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if x > 0 and y > 0]
+    if len({x for x, _ in points}) < 2:
+        raise ValueError("a slope needs positive figures at two sizes at least")
+    mean_x = statistics.fmean(x for x, _ in points)
+    mean_y = statistics.fmean(y for _, y in points)
+    num = sum((x - mean_x) * (y - mean_y) for x, y in points)
+    den = sum((x - mean_x) ** 2 for x, _ in points)
+    return num / den
+
+
+@dataclass
+class SizeSummary:
+    """The medians of the runs of one size (Fig. 8's points and the table's row)."""
+
+    pages: int
+    runs: int
+    stages: dict[str, float]
+    cpu_seconds: float
+    shuffle_bytes_per_page: float
+    map_output_bytes_per_page: float
+    peak_map_mb: float
+    peak_reduce_mb: float
+    skew_stage: str
+    skew: float
+    records: int
+    db_bytes: int = 0
+    # per Hadoop job (stage): CPU seconds of its tasks, shuffle bytes, bytes written to HDFS
+    stage_cpu: dict[str, float] = field(default_factory=dict)
+    stage_shuffle: dict[str, float] = field(default_factory=dict)
+    stage_written: dict[str, float] = field(default_factory=dict)
+
+
+def summarise(runs: Sequence[PipelineRun]) -> SizeSummary:
+    """Medians over repeated runs of one size and shape."""
+    if not runs:
+        raise ValueError("no runs to summarise")
+    pages = runs[0].pages
+    skews = [run.worst_skew() for run in runs]
+    worst = max(skews, key=lambda item: item[1])
+
+    def per_stage(figure: str) -> dict[str, float]:
+        collected: dict[str, list[float]] = defaultdict(list)
+        for run in runs:
+            for job in run.jobs:
+                collected[job.stage or job.job_id].append(float(getattr(job, figure)))
+        return {stage: statistics.median(values)
+                for stage, values in sorted(collected.items(), key=lambda kv: stage_key(kv[0]))}
+
+    return SizeSummary(
+        pages=pages,
+        runs=len(runs),
+        stages=median_stages(runs),
+        cpu_seconds=statistics.median(run.cpu_seconds for run in runs),
+        shuffle_bytes_per_page=statistics.median(run.shuffle_bytes for run in runs) / max(pages, 1),
+        map_output_bytes_per_page=statistics.median(run.map_output_bytes for run in runs) / max(pages, 1),
+        peak_map_mb=statistics.median(run.peak_mb("MAP") for run in runs),
+        peak_reduce_mb=statistics.median(run.peak_mb("REDUCE") for run in runs),
+        skew_stage=worst[0],
+        skew=statistics.median(skew for _, skew in skews),
+        records=runs[0].records,
+        db_bytes=runs[0].db_bytes,
+        stage_cpu=per_stage("cpu_seconds"),
+        stage_shuffle=per_stage("shuffle_bytes"),
+        stage_written=per_stage("written_bytes"),
+    )
+
+
+def format_fig8_table(sizes: Sequence[SizeSummary]) -> str:
+    """Time per stage (rows) by input size (columns), then the cost figures."""
+    stages = sorted({stage for size in sizes for stage in size.stages}, key=stage_key)
+    header = "| | " + " | ".join(f"{size.pages:,} pages" for size in sizes) + " |"
+    lines = [header, "|---|" + "---:|" * len(sizes)]
+    for stage in stages:
+        cells = " | ".join(f"{size.stages.get(stage, 0.0):.1f} s" for size in sizes)
+        lines.append(f"| {label(stage)} | {cells} |")
+    rows: list[tuple[str, Iterable[str]]] = [
+        ("CPU time of all tasks", (f"{s.cpu_seconds:.0f} s" for s in sizes)),
+        ("map output bytes per page", (f"{s.map_output_bytes_per_page / 1024:.1f} KB" for s in sizes)),
+        ("shuffle bytes per page", (f"{s.shuffle_bytes_per_page / 1024:.1f} KB" for s in sizes)),
+        ("peak memory of a map task", (f"{s.peak_map_mb:.0f} MB" for s in sizes)),
+        ("peak memory of a reduce task", (f"{s.peak_reduce_mb:.0f} MB" for s in sizes)),
+        ("reducer input skew (max/mean)", (f"{s.skew:.2f} ({label(s.skew_stage)})" for s in sizes)),
+        ("database records", (f"{s.records:,}" for s in sizes)),
+        ("runs (median of)", (str(s.runs) for s in sizes)),
+    ]
+    for name, cells in rows:
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def format_per_page_table(size: SizeSummary) -> str:
+    """Per page, by stage, at one size: CPU, shuffle and output, the figures a projection
+    to a larger crawl multiplies (docs/scale.md)."""
+    pages = max(size.pages, 1)
+    lines = [f"| stage ({size.pages:,} pages) | task CPU per page | shuffle per page | "
+             "written to HDFS per page |", "|---|---:|---:|---:|"]
+    for stage, cpu in size.stage_cpu.items():
+        lines.append(f"| {label(stage)} | {cpu / pages * 1000:.2f} ms | "
+                     f"{size.stage_shuffle.get(stage, 0) / pages / 1024:.2f} KB | "
+                     f"{size.stage_written.get(stage, 0) / pages / 1024:.2f} KB |")
+    lines.append(f"| all jobs | {size.cpu_seconds / pages * 1000:.2f} ms | "
+                 f"{size.shuffle_bytes_per_page / 1024:.2f} KB | "
+                 f"{sum(size.stage_written.values()) / pages / 1024:.2f} KB |")
+    if size.db_bytes:
+        lines.append(f"| database ({size.records:,} records) | | | "
+                     f"{size.db_bytes / pages / 1024:.2f} KB (local disk) |")
+    return "\n".join(lines)
+
+
+def verdicts(sizes: Sequence[SizeSummary], fixed: SizeSummary | None = None) -> list[str]:
+    """Issue 14's goals: slope of time against pages ≤ 1.1, reduce memory ratio ≤ 1.2."""
+    if len(sizes) < 2:
+        return ["one size: no slope"]
+    pages = [s.pages for s in sizes]
+    out = []
+    wall = loglog_slope(pages, [s.stages[TOTAL] for s in sizes])
+    cpu = loglog_slope(pages, [s.cpu_seconds for s in sizes])
+    out.append(f"slope of wall time against pages (log-log): {wall:.2f}  (goal <= 1.1)")
+    out.append(f"slope of task CPU time against pages: {cpu:.2f}")
+    if fixed is not None and all(s.stages[TOTAL] > fixed.stages[TOTAL] for s in sizes):
+        above = loglog_slope(pages, [s.stages[TOTAL] - fixed.stages[TOTAL] for s in sizes])
+        cpu_above = loglog_slope(pages, [max(s.cpu_seconds - fixed.cpu_seconds, 1e-9) for s in sizes])
+        out.append(f"the same above the fixed cost of a {fixed.pages}-page run "
+                   f"({fixed.stages[TOTAL]:.0f} s, {fixed.cpu_seconds:.0f} s CPU): "
+                   f"wall {above:.2f}, CPU {cpu_above:.2f}")
+    for stage in sorted({st for s in sizes for st in s.stages} - {CLIENT, TOTAL}, key=stage_key):
+        values = [s.stages.get(stage, 0.0) for s in sizes]
+        if all(v > 0 for v in values):
+            out.append(f"  slope of {label(stage)}: {loglog_slope(pages, values):.2f}")
+    small, large = sizes[0], sizes[-1]
+    if small.peak_reduce_mb:
+        ratio = large.peak_reduce_mb / small.peak_reduce_mb
+        out.append(f"reduce task peak memory, {large.pages:,} / {small.pages:,} pages: "
+                   f"{ratio:.2f}  (goal <= 1.2)")
+    return out
+
+
+def plot_fig8(sizes: Sequence[SizeSummary], path: Path) -> None:
+    """Fig. 8: time against pages, per stage and in total, log-log."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    stages = sorted({stage for size in sizes for stage in size.stages}, key=stage_key)
+    pages = [size.pages for size in sizes]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for stage in stages:
+        values = [size.stages.get(stage, 0.0) for size in sizes]
+        style = {"linewidth": 2.5, "color": "black"} if stage == TOTAL else {}
+        ax.plot(pages, values, marker="o", label=label(stage), **style)
+    if len(pages) >= 2:  # a linear reference through the total's first point
+        first = sizes[0].stages[TOTAL]
+        ax.plot(pages, [first * p / pages[0] for p in pages], linestyle=":", color="grey",
+                label="linear (from the first total)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("pages")
+    ax.set_ylabel("seconds (median)")
+    ax.set_title("Time against input size (cf. paper Fig. 8)")
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_fig9(by_containers: Mapping[int, SizeSummary], path: Path) -> None:
+    """Fig. 9: time against the number of containers running at once, at one size."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    counts = sorted(by_containers)
+    stages = sorted({st for s in by_containers.values() for st in s.stages}, key=stage_key)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for stage in stages:
+        values = [by_containers[c].stages.get(stage, 0.0) for c in counts]
+        style = {"linewidth": 2.5, "color": "black"} if stage == TOTAL else {}
+        ax.plot(counts, values, marker="o", label=label(stage), **style)
+    pages = next(iter(by_containers.values())).pages if by_containers else 0
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(counts, [str(c) for c in counts])
+    ax.set_xlabel("containers running at once (map and reduce tasks each)")
+    ax.set_ylabel("seconds (median)")
+    ax.set_title(f"Time against containers, {pages:,} pages (cf. paper Fig. 9)")
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

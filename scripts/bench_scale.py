@@ -1,0 +1,426 @@
+#!/usr/bin/env python
+"""The whole pipeline on YARN at several sizes and container counts: the paper's Figs. 8 and 9.
+
+    python scripts/bench_scale.py [--sizes 5000,10000,20000,40000] [--runs 1]
+        [--maps 64] [--reduces 64] [--containers 1,2,4 --containers-pages 10000]
+        [--compare-compression] [--fixed-pages 200] [--seed 1] [--out out/bench-scale] [--json]
+
+Starts the MiniCluster (``scripts/minicluster``: HDFS and YARN on loopback) unless one is
+running, and stops it afterwards if it started it.  Per size it generates a crawl
+(``relatedpages.corpus.generate``), splits it into ``--maps`` WARC files (a gzip member per
+record, so the split is a byte copy) and puts them on HDFS.  Then, per run, it runs the
+product's pipeline as a cluster gateway would, at the defaults:
+
+    relatedpages build 'hdfs:///bench-scale/<pages>/crawl/*.warc.gz' --runner hadoop \\
+        --work hdfs:///bench-scale/<pages>/run-<n> --db <out>/db-<pages>-<n>
+
+segmenting (``--maps`` map tasks, ``--reduces`` reduce tasks, so the chain reads
+``--reduces`` files with as many map tasks), the block co-citation chain, the co-citation
+fallback, and the database read back from HDFS.  Cluster settings come from
+``conf/mrjob.conf``, with the bench's own on top, given to the build through ``MRJOB_CONF``:
+the reducer count, the job history as JSON, speculative execution off (a spare copy of a
+task only competes for the same two cores here), and with ``--containers`` the number of
+tasks of a job running at once (``mapreduce.job.running.{map,reduce}.limit``).
+
+Each Hadoop job's cost is read from its job history (``relatedpages.evaluation.job_history``):
+submit-to-finish time, CPU time of all tasks, map output and shuffle bytes, every task's peak
+memory (its container's process tree: the task JVM and the Python process), and the reducer
+input skew (records of the largest reducer over the mean).  ``client`` is the rest of the
+wall time: the driver JVMs, mrjob's ``hadoop fs`` commands, reading the output back and
+writing the database.
+
+Before any timing counts, the first run's database is compared record for record with an
+inline build of the same crawl: the benchmark measures the real pipeline or stops.
+``--fixed-pages`` runs a tiny crawl once: the fixed cost of the jobs (container starts,
+scheduling), shown beside the slopes.  ``--compare-compression`` runs the smallest size
+again with the map output compressed (``--codec``), output checked identical.
+
+Prints the Fig. 8 table (time per stage by size, shuffle bytes per page, peak memory per task,
+skew), the slopes and the memory ratio against issue 14's goals, the Fig. 9 table, and
+writes ``fig8-time-vs-pages.png``, ``fig9-time-vs-containers.png`` and ``scale.json`` to ``--out``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Sequence
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
+from relatedpages.evaluation.job_history import (  # noqa: E402
+    HistoryError,
+    JobFigures,
+    read_job_history,
+)
+from relatedpages.evaluation.scale import (  # noqa: E402
+    PipelineRun,
+    SizeSummary,
+    format_fig8_table,
+    format_per_page_table,
+    label,
+    plot_fig8,
+    plot_fig9,
+    stage_key,
+    summarise,
+    verdicts,
+)
+
+SIZES_DEFAULT = "5000,10000,20000,40000"
+MAPS_DEFAULT = REDUCES_DEFAULT = 64  # the paper's 64 map and 64 reduce pieces
+RUNS_DEFAULT = 1
+FIXED_PAGES_DEFAULT = 200
+#: Snappy ships with Hadoop (snappy-java, no native library needed since Hadoop 3.3.1).
+CODEC_DEFAULT = "org.apache.hadoop.io.compress.SnappyCodec"
+HADOOP_HOME = REPO / "hadoop"
+HADOOP = HADOOP_HOME / "bin" / "hadoop"
+MINICLUSTER = REPO / "scripts" / "minicluster"
+HDFS_ROOT = "/bench-scale"
+#: Where the MiniCluster's application masters leave their job history (YARN's default
+#: staging folder for the submitting user); the history server moves files to done/ later.
+HISTORY = "/tmp/hadoop-yarn/staging/history"
+
+
+class BenchError(RuntimeError):
+    """A step failed: the message says which and shows the end of its output."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default=SIZES_DEFAULT, help="pages per size, comma-separated. "
+                        "Default: %(default)s")
+    parser.add_argument("--runs", type=int, default=RUNS_DEFAULT, help="runs per size (medians). "
+                        "Default: %(default)s")
+    parser.add_argument("--maps", type=int, default=MAPS_DEFAULT,
+                        help="map tasks of the segment job (WARC files). Default: %(default)s")
+    parser.add_argument("--reduces", type=int, default=REDUCES_DEFAULT,
+                        help="reduce tasks of every job (and so map tasks of the chain). "
+                        "Default: %(default)s")
+    parser.add_argument("--containers", default="", help="Fig. 9: tasks running at once, "
+                        "comma-separated (e.g. 1,2,4); none by default")
+    parser.add_argument("--containers-pages", type=int, default=0,
+                        help="the size Fig. 9 runs at. Default: the second size")
+    parser.add_argument("--fixed-pages", type=int, default=FIXED_PAGES_DEFAULT,
+                        help="a tiny crawl run once for the fixed cost (0: none). Default: %(default)s")
+    parser.add_argument("--compare-compression", action="store_true",
+                        help="run the smallest size again with the map output compressed")
+    parser.add_argument("--codec", default=CODEC_DEFAULT, help="Default: %(default)s")
+    parser.add_argument("--seed", type=int, default=SEED_DEFAULT)
+    parser.add_argument("--out", type=Path, default=REPO / "out" / "bench-scale",
+                        help="figures, JSON and the work folder. Default: out/bench-scale")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    args = parser.parse_args(argv)
+    try:
+        sizes = sorted({int(v) for v in args.sizes.split(",") if v.strip()})
+        containers = sorted({int(v) for v in args.containers.split(",") if v.strip()})
+    except ValueError:
+        parser.error("--sizes and --containers take comma-separated whole numbers")
+    if not sizes or min(sizes) <= 0 or args.runs < 1 or args.maps < 1 or args.reduces < 1:
+        parser.error("sizes, runs, maps and reduces must be positive")
+    if any(c < 1 for c in containers):
+        parser.error("--containers must be positive")
+    try:
+        return _bench(args, sizes, containers)
+    except BenchError as error:
+        print(f"bench_scale: {error}", file=sys.stderr)
+        return 1
+
+
+def _bench(args: argparse.Namespace, sizes: list[int], containers: list[int]) -> int:
+    out: Path = args.out.resolve()
+    work = out / "work"
+    shutil.rmtree(work, ignore_errors=True)  # the bench's own scratch folder only
+    work.mkdir(parents=True)
+    started_cluster = _ensure_cluster()
+    try:
+        env = _client_env()
+        bench = _Bench(args, env, work)
+        fixed = None
+        if args.fixed_pages:
+            _say(f"fixed cost: {args.fixed_pages} pages, once")
+            fixed = summarise([bench.run(args.fixed_pages, 0, False, check=False)])
+        by_size: dict[int, list[PipelineRun]] = {}
+        for index, pages in enumerate(sizes):
+            for number in range(args.runs):
+                _say(f"{pages:,} pages, run {number + 1} of {args.runs}")
+                by_size.setdefault(pages, []).append(
+                    bench.run(pages, 0, False, check=index == 0 and number == 0))
+        summaries = [summarise(by_size[pages]) for pages in sizes]
+        fig9: dict[int, SizeSummary] = {}
+        if containers:
+            at = args.containers_pages or sizes[min(1, len(sizes) - 1)]
+            for count in containers:
+                runs = []
+                for number in range(args.runs):
+                    _say(f"Fig. 9: {at:,} pages, {count} container(s), run {number + 1}")
+                    runs.append(bench.run(at, count, False, check=False))
+                fig9[count] = summarise(runs)
+        compression: dict[str, SizeSummary] = {}
+        if args.compare_compression:
+            pages = sizes[0]
+            _say(f"compression: {pages:,} pages, map output compressed ({args.codec})")
+            compressed = [bench.run(pages, 0, True, check=True) for _ in range(args.runs)]
+            compression = {"off": summarise(by_size[pages]), "on": summarise(compressed)}
+    finally:
+        if started_cluster:
+            subprocess.run([str(MINICLUSTER), "stop"], capture_output=True, timeout=180)
+    _report(args, out, summaries, fixed, fig9, compression)
+    return 0
+
+
+def _say(message: str) -> None:
+    print(f"bench_scale: {message}", file=sys.stderr, flush=True)
+
+
+def _ensure_cluster() -> bool:
+    """Start the MiniCluster unless one runs; True if this call started it."""
+    if subprocess.run([str(MINICLUSTER), "status"], capture_output=True).returncode == 0:
+        return False
+    _say("starting the MiniCluster")
+    done = subprocess.run([str(MINICLUSTER), "start"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchError(f"scripts/minicluster start failed:\n{done.stderr[-2000:]}")
+    return True
+
+
+def _client_env() -> dict[str, str]:
+    exports = subprocess.run([str(MINICLUSTER), "env"], capture_output=True, text=True,
+                             check=True).stdout
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    for line in exports.splitlines():
+        name, _, value = line.removeprefix("export ").partition("=")
+        env[name] = value.strip("'")
+    env["HADOOP_HOME"] = str(HADOOP_HOME)
+    env["PATH"] = os.pathsep.join([str(HADOOP_HOME / "bin"), str(Path(sys.executable).parent),
+                                   env.get("PATH", "")])
+    return env
+
+
+class _Bench:
+    """Crawls on HDFS (made once per size) and runs of the pipeline over them."""
+
+    def __init__(self, args: argparse.Namespace, env: dict[str, str], work: Path) -> None:
+        self.args, self.env, self.work = args, env, work
+        self.crawls: dict[int, Path] = {}
+        self.count = 0
+        self._fs("-rm", "-r", "-f", "-skipTrash", HDFS_ROOT)
+
+    def _fs(self, *argv: str) -> str:
+        done = subprocess.run([str(HADOOP), "fs", *argv], env=self.env, capture_output=True,
+                              text=True)
+        if done.returncode != 0:
+            raise BenchError(f"hadoop fs {' '.join(argv)} failed:\n{done.stderr[-2000:]}")
+        return done.stdout
+
+    def crawl(self, pages: int) -> Path:
+        """The local crawl of ``pages`` pages, its split on HDFS (made once)."""
+        if pages not in self.crawls:
+            folder = self.work / f"crawl-{pages}"
+            folder.mkdir()
+            crawl = generate_crawl(folder / "crawl.warc.gz", pages=pages, seed=self.args.seed)
+            parts = split_warc(crawl.path, self.args.maps, folder / "parts")
+            self._fs("-mkdir", "-p", f"{HDFS_ROOT}/{pages}/crawl")
+            self._fs("-put", "-f", *map(str, parts), f"{HDFS_ROOT}/{pages}/crawl/")
+            self.crawls[pages] = crawl.path
+        return self.crawls[pages]
+
+    def conf(self, containers: int, compress: bool) -> Path:
+        """conf/mrjob.conf's hadoop runner with the bench's settings on top."""
+        import yaml
+
+        conf = yaml.safe_load((REPO / "conf" / "mrjob.conf").read_text())
+        hadoop = conf["runners"]["hadoop"]
+        hadoop["hadoop_tmp_dir"] = f"hdfs://{HDFS_ROOT}/tmp/mrjob"
+        jobconf = hadoop.setdefault("jobconf", {})
+        jobconf.update({
+            "mapreduce.job.reduces": self.args.reduces,
+            "mapreduce.jobhistory.jhist.format": "json",
+            "mapreduce.map.speculative": False,
+            "mapreduce.reduce.speculative": False,
+            "mapreduce.job.running.map.limit": containers,
+            "mapreduce.job.running.reduce.limit": containers,
+        })
+        if compress:
+            jobconf["mapreduce.map.output.compress"] = True
+            jobconf["mapreduce.map.output.compress.codec"] = self.args.codec
+        path = self.work / f"mrjob-{containers}-{int(compress)}.conf"
+        path.write_text(json.dumps(conf, indent=1))
+        return path
+
+    def run(self, pages: int, containers: int, compress: bool, *, check: bool) -> PipelineRun:
+        crawl = self.crawl(pages)
+        self.count += 1
+        name = f"{pages}-{self.count}"
+        db = self.work / f"db-{name}"
+        env = dict(self.env, MRJOB_CONF=str(self.conf(containers, compress)))
+        before = set(self._histories())
+        command = [sys.executable, "-m", "relatedpages.cli", "build",
+                   f"hdfs://{HDFS_ROOT}/{pages}/crawl/*.warc.gz", "--runner", "hadoop",
+                   "--work", f"hdfs://{HDFS_ROOT}/{pages}/run-{self.count}", "--db", str(db),
+                   "--log", str(self.work / f"build-{name}.log")]
+        started = time.perf_counter()
+        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+        if done.returncode != 0:
+            raise BenchError(f"relatedpages build ({pages} pages) failed:\n{done.stderr[-3000:]}")
+        jobs = self._read_jobs(sorted(set(self._histories()) - before))
+        database = _stage_time(done.stdout, "database")
+        records = _summary_int(done.stdout, "database records")
+        if check:
+            self._check(crawl, db, pages)
+        self._fs("-rm", "-r", "-f", "-skipTrash", f"{HDFS_ROOT}/{pages}/run-{self.count}")
+        db_bytes = sum(f.stat().st_size for f in db.rglob("*") if f.is_file())
+        shutil.rmtree(db)
+        return PipelineRun(pages, containers, compress, wall, database, tuple(jobs), records,
+                           db_bytes)
+
+    def _histories(self) -> list[str]:
+        listing = self._fs("-ls", "-R", HISTORY) if self._exists(HISTORY) else ""
+        return [line.split()[-1] for line in listing.splitlines() if line.endswith(".jhist")]
+
+    def _exists(self, path: str) -> bool:
+        return subprocess.run([str(HADOOP), "fs", "-test", "-d", path], env=self.env,
+                              capture_output=True).returncode == 0
+
+    def _read_jobs(self, jhists: list[str]) -> list[JobFigures]:
+        """Each new job's figures, from its history and configuration (one ``-get``)."""
+        if not jhists:
+            raise BenchError("no job history found: were the jobs run on the MiniCluster?")
+        local = self.work / f"history-{self.count}"
+        local.mkdir()
+        ids = [Path(path).name.split("-", 1)[0] for path in jhists]
+        for attempt in range(3):
+            confs = [path.rsplit("/", 1)[0] + f"/{job_id}_conf.xml"
+                     for path, job_id in zip(jhists, ids)]
+            try:
+                self._fs("-get", "-f", *jhists, *confs, str(local))
+                break
+            except BenchError:  # the history server moved them to done/ meanwhile
+                if attempt == 2:
+                    raise
+                time.sleep(2)
+                current = self._histories()
+                jhists = [next((p for p in current if Path(p).name.startswith(job_id + "-")), old)
+                          for job_id, old in zip(ids, jhists)]
+        jobs = []
+        for jhist, conf in zip(jhists, confs):
+            try:
+                jobs.append(read_job_history((local / Path(jhist).name).read_text(),
+                                             (local / Path(conf).name).read_bytes()))
+            except (HistoryError, OSError) as error:
+                raise BenchError(f"{jhist}: {error}") from None
+        return sorted(jobs, key=lambda job: job.submit_ms)
+
+    def _check(self, crawl: Path, db: Path, pages: int) -> None:
+        """The cluster's database equals an inline build of the same crawl, record for record."""
+        from relatedpages.store.db import RelatedPagesDB
+
+        inline = self.work / f"db-inline-{pages}"
+        done = subprocess.run([sys.executable, "-m", "relatedpages.cli", "build", str(crawl),
+                               "--runner", "inline", "--db", str(inline)], cwd=REPO,
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise BenchError(f"the inline build failed:\n{done.stderr[-3000:]}")
+        with RelatedPagesDB(db) as yarn, RelatedPagesDB(inline) as local:
+            yarn_records, local_records = list(yarn.records()), list(local.records())
+        if not yarn_records or yarn_records != local_records:
+            raise BenchError(f"{pages} pages: the YARN database ({len(yarn_records)} records) "
+                             f"differs from the inline build's ({len(local_records)})")
+        shutil.rmtree(inline)
+        _say(f"checked: the YARN database equals the inline build ({len(yarn_records):,} records)")
+
+
+def split_warc(path: Path, parts: int, folder: Path) -> list[Path]:
+    """``path`` cut into ``parts`` WARC files of consecutive records, each a byte copy of
+    whole gzip members (a WARC.gz record is one member); fewer when there are fewer records."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    spans: list[tuple[int, int]] = []
+    with path.open("rb") as handle:
+        records = ArchiveIterator(handle)
+        for _ in records:
+            records.read_to_end()
+            spans.append((records.get_record_offset(), records.get_record_length()))
+    folder.mkdir(parents=True, exist_ok=True)
+    count = max(1, min(parts, len(spans)))
+    written = []
+    with path.open("rb") as source:
+        for part in range(count):
+            chunk = spans[part * len(spans) // count: (part + 1) * len(spans) // count]
+            target = folder / f"part-{part:05d}.warc.gz"
+            with target.open("wb") as sink:
+                for offset, length in chunk:
+                    source.seek(offset)
+                    sink.write(source.read(length))
+            written.append(target)
+    return written
+
+
+def _stage_time(stdout: str, stage: str) -> float:
+    for line in stdout.splitlines():
+        if line.strip().startswith(f"time {stage}"):
+            return float(line.split()[-2])
+    return 0.0
+
+
+def _summary_int(stdout: str, name: str) -> int:
+    for line in stdout.splitlines():
+        if line.strip().startswith(name):
+            return int(line.split()[len(name.split())])
+    return 0
+
+
+def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
+            fixed: SizeSummary | None, fig9: dict[int, SizeSummary],
+            compression: dict[str, SizeSummary]) -> None:
+    print(f"Fig. 8: the pipeline at the defaults on YARN (MiniCluster), {args.maps} map files, "
+          f"{args.reduces} reducers per job, median of {args.runs}")
+    print(format_fig8_table(sizes))
+    print()
+    for line in verdicts(sizes, fixed):
+        print(line)
+    plot_fig8(sizes, out / "fig8-time-vs-pages.png")
+    print(f"figure: {out / 'fig8-time-vs-pages.png'}")
+    print()
+    print(format_per_page_table(sizes[-1]))
+    if fig9:
+        pages = next(iter(fig9.values())).pages
+        print(f"\nFig. 9: {pages:,} pages, tasks of a job running at once")
+        stages = sorted({s for summary in fig9.values() for s in summary.stages}, key=stage_key)
+        print("| | " + " | ".join(f"{c} container{'s' if c > 1 else ''}" for c in sorted(fig9)) + " |")
+        print("|---|" + "---:|" * len(fig9))
+        for stage in stages:
+            print(f"| {label(stage)} | "
+                  + " | ".join(f"{fig9[c].stages.get(stage, 0.0):.1f} s" for c in sorted(fig9)) + " |")
+        plot_fig9(fig9, out / "fig9-time-vs-containers.png")
+        print(f"figure: {out / 'fig9-time-vs-containers.png'}")
+    if compression:
+        off, on = compression["off"], compression["on"]
+        print(f"\nMap output compression, {off.pages:,} pages ({args.codec}); same database")
+        print("| | off | on |\n|---|---:|---:|")
+        print(f"| shuffle bytes per page | {off.shuffle_bytes_per_page / 1024:.1f} KB | "
+              f"{on.shuffle_bytes_per_page / 1024:.1f} KB |")
+        print(f"| wall time | {off.stages['total']:.1f} s | {on.stages['total']:.1f} s |")
+        print(f"| CPU time of all tasks | {off.cpu_seconds:.0f} s | {on.cpu_seconds:.0f} s |")
+    figures: dict[str, Any] = {
+        "maps": args.maps, "reduces": args.reduces, "runs": args.runs, "seed": args.seed,
+        "sizes": [asdict(s) for s in sizes], "fixed": asdict(fixed) if fixed else None,
+        "containers": {str(c): asdict(s) for c, s in fig9.items()},
+        "compression": {k: asdict(s) for k, s in compression.items()},
+        "verdicts": verdicts(sizes, fixed),
+    }
+    (out / "scale.json").write_text(json.dumps(figures, indent=1))
+    if args.json:
+        print(json.dumps(figures, indent=1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

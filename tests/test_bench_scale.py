@@ -1,0 +1,199 @@
+"""Issue 14: Hadoop's job history read into figures, the scale summaries (slopes, medians,
+memory ratio, the tables and figures), and scripts/bench_scale.py run end to end on the
+MiniCluster at a tiny size (timings are never asserted)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from relatedpages.evaluation.job_history import (
+    HistoryError,
+    JobFigures,
+    TaskFigures,
+    read_job_history,
+    stage_of,
+)
+from relatedpages.evaluation.scale import (
+    CLIENT,
+    TOTAL,
+    PipelineRun,
+    format_fig8_table,
+    loglog_slope,
+    plot_fig8,
+    plot_fig9,
+    stage_key,
+    summarise,
+    verdicts,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SCRIPT = REPO / "scripts" / "bench_scale.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("bench_scale", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- job history ---------------------------------------------------------------------------
+
+
+def test_a_real_job_history_reads_into_figures():
+    """A JSON history written by the MiniCluster's application master (related.py step 1,
+    300 generated pages, 2 map and 2 reduce tasks)."""
+    job = read_job_history((FIXTURES / "related-step1.jhist").read_text(),
+                           (FIXTURES / "related-step1_conf.xml").read_bytes())
+    assert job.stage == "related 1"
+    assert job.job_id.startswith("job_")
+    assert [t.kind for t in job.tasks].count("MAP") == 2
+    assert [t.kind for t in job.tasks].count("REDUCE") == 2
+    assert 0 < job.map_seconds() < job.seconds
+    assert 0 < job.reduce_seconds() < job.seconds
+    assert job.cpu_seconds > 0
+    # the reducers fetch what the maps wrote (uncompressed here: about the map output bytes)
+    assert job.shuffle_bytes >= job.map_output_bytes > 0
+    assert 100 < job.peak_mb("MAP") < 2048 and 100 < job.peak_mb("REDUCE") < 2048
+    records = [t.counters["REDUCE_INPUT_RECORDS"] for t in job.tasks if t.kind == "REDUCE"]
+    assert job.reduce_skew() == pytest.approx(max(records) / (sum(records) / 2))
+
+
+def test_a_binary_history_is_refused_with_the_setting_to_use():
+    with pytest.raises(HistoryError, match="jhist.format=json"):
+        read_job_history("Avro-Binary\n{}\n")
+
+
+def test_a_history_without_its_finish_is_refused():
+    text = (FIXTURES / "related-step1.jhist").read_text()
+    unfinished = "\n".join(line for line in text.splitlines() if '"JOB_FINISHED"' not in line)
+    with pytest.raises(HistoryError, match="no submit or finish event"):
+        read_job_history(unfinished)
+
+
+def test_the_stage_is_the_job_script_and_its_step():
+    conf = ("<configuration><property><name>stream.map.streamprocessor</name><value>"
+            "%2Fbin%2Fsh+-ex+setup-wrapper.sh+python3+cocitation.py+--step-num%3D1+--mapper"
+            "</value></property></configuration>")
+    assert stage_of(conf) == "cocitation 2"
+    assert stage_of("<configuration/>") == ""
+    assert stage_of("not xml") == ""
+
+
+# -- summaries -----------------------------------------------------------------------------
+
+
+def job(stage: str, seconds: float, *, cpu_ms: int = 1000, reduce_records=(10, 10),
+        peak_mb: int = 200) -> JobFigures:
+    tasks = [TaskFigures("MAP", 0, 1000, {"PHYSICAL_MEMORY_BYTES": peak_mb * 2**20})]
+    tasks += [TaskFigures("REDUCE", 1000, 2000, {"REDUCE_INPUT_RECORDS": r,
+                                                  "PHYSICAL_MEMORY_BYTES": peak_mb * 2**20})
+              for r in reduce_records]
+    return JobFigures("job_1_0001", stage, 0, int(seconds * 1000),
+                      {"CPU_MILLISECONDS": cpu_ms, "REDUCE_SHUFFLE_BYTES": 2048,
+                       "MAP_OUTPUT_BYTES": 1024}, tuple(tasks))
+
+
+def run(pages: int, scale: float, peak_mb: int = 200) -> PipelineRun:
+    jobs = (job("segment 1", 10 * scale, peak_mb=peak_mb),
+            job("related 1", 20 * scale, reduce_records=(30, 10), peak_mb=peak_mb),
+            job("cocitation 1", 5 * scale, peak_mb=peak_mb))
+    return PipelineRun(pages, 0, False, 40 * scale, 1.0, jobs, records=pages)
+
+
+def test_stage_seconds_add_up_to_the_wall_time():
+    seconds = run(100, 1.0).stage_seconds()
+    assert list(seconds) == ["segment 1", "related 1", "cocitation 1", CLIENT, TOTAL]
+    assert seconds[CLIENT] == pytest.approx(5.0)
+    assert sum(v for k, v in seconds.items() if k != TOTAL) == pytest.approx(seconds[TOTAL])
+
+
+def test_the_slope_of_a_linear_and_a_quadratic_cost():
+    pages = [1000, 2000, 4000, 8000]
+    assert loglog_slope(pages, [3 * p for p in pages]) == pytest.approx(1.0)
+    assert loglog_slope(pages, [p * p for p in pages]) == pytest.approx(2.0)
+    with pytest.raises(ValueError):
+        loglog_slope([1000, 1000], [1, 2])
+
+
+def test_summaries_take_medians_and_the_worst_skew():
+    summary = summarise([run(1000, 1.0), run(1000, 3.0), run(1000, 2.0)])
+    assert summary.stages[TOTAL] == pytest.approx(80.0)
+    assert summary.skew == pytest.approx(1.5) and summary.skew_stage == "related 1"
+    assert summary.shuffle_bytes_per_page == pytest.approx(3 * 2048 / 1000)
+    assert summary.peak_reduce_mb == pytest.approx(200)
+    with pytest.raises(ValueError):
+        summarise([])
+
+
+def test_verdicts_and_table_against_the_goals(tmp_path):
+    sizes = [summarise([run(p, p / 1000, peak_mb=200 + p // 1000)]) for p in (1000, 2000, 4000)]
+    lines = verdicts(sizes, fixed=None)
+    assert lines[0].startswith("slope of wall time against pages (log-log): 1.00")
+    assert any(line.startswith("reduce task peak memory, 4,000 / 1,000 pages: 1.01") for line in lines)
+    table = format_fig8_table(sizes)
+    assert table.splitlines()[0] == "| | 1,000 pages | 2,000 pages | 4,000 pages |"
+    assert "| fallback 1 | 5.0 s | 10.0 s | 20.0 s |" in table
+    assert "| reducer input skew (max/mean) | 1.50 (related 1) |" in table
+    plot_fig8(sizes, tmp_path / "fig8.png")
+    plot_fig9({1: sizes[0], 2: sizes[1]}, tmp_path / "fig9.png")
+    assert (tmp_path / "fig8.png").stat().st_size > 10_000
+    assert (tmp_path / "fig9.png").stat().st_size > 10_000
+
+
+def test_stage_order_is_the_pipelines():
+    stages = [TOTAL, "cocitation 1", CLIENT, "related 2", "segment 1", "related 1"]
+    assert sorted(stages, key=stage_key) == ["segment 1", "related 1", "related 2",
+                                             "cocitation 1", CLIENT, TOTAL]
+
+
+def test_split_warc_keeps_every_record_in_order(tmp_path):
+    from warcio.archiveiterator import ArchiveIterator
+
+    from relatedpages.corpus.generate import generate_crawl, iter_pages
+
+    crawl = generate_crawl(tmp_path / "crawl.warc.gz", pages=50, seed=3)
+    parts = load_script().split_warc(crawl.path, 4, tmp_path / "parts")
+    assert len(parts) == 4
+    urls = []
+    for part in parts:
+        with part.open("rb") as handle:
+            urls += [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(handle)]
+    assert urls == [url for url, _, _ in iter_pages(50, seed=3)]
+    assert len(load_script().split_warc(crawl.path, 80, tmp_path / "more")) == 50
+
+
+# -- the benchmark on the MiniCluster --------------------------------------------------------
+
+
+@pytest.mark.hadoop
+@pytest.mark.slow
+def test_bench_scale_on_the_minicluster(tmp_path):
+    """Two tiny sizes, 2 map files and 2 reducers: the database is checked against an
+    inline build inside the script, the tables, verdicts, figures and JSON come out."""
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sizes", "60,120", "--maps", "2", "--reduces", "2",
+         "--fixed-pages", "0", "--out", str(tmp_path), "--json"],
+        capture_output=True, text=True, timeout=2400, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "checked: the YARN database equals the inline build" in done.stderr
+    out = done.stdout
+    assert "| | 60 pages | 120 pages |" in out
+    for stage in ("segment 1", "related 1", "related 4", "fallback 1", "client", "total"):
+        assert f"| {stage} |" in out
+    assert "slope of wall time against pages (log-log):" in out
+    figures = json.loads((tmp_path / "scale.json").read_text())
+    assert [s["pages"] for s in figures["sizes"]] == [60, 120]
+    assert all(s["peak_reduce_mb"] > 0 and s["shuffle_bytes_per_page"] > 0 for s in figures["sizes"])
+    assert all(math.isfinite(s["skew"]) and s["skew"] >= 1.0 for s in figures["sizes"])
+    assert (tmp_path / "fig8-time-vs-pages.png").stat().st_size > 10_000
+    assert not (tmp_path / "work" / "db-60-1").exists()  # each run's database is removed
