@@ -274,13 +274,14 @@ class _Bench:
         jobs = self._read_jobs(sorted(set(self._histories()) - before))
         database = _stage_time(done.stdout, "database")
         records = _summary_int(done.stdout, "database records")
+        pairs = _summary_int(done.stdout, "related pairs")
         if check:
             self._check(crawl, db, pages)
         self._fs("-rm", "-r", "-f", "-skipTrash", f"{HDFS_ROOT}/{pages}/run-{self.count}")
         db_bytes = sum(f.stat().st_size for f in db.rglob("*") if f.is_file())
         shutil.rmtree(db)
         return PipelineRun(pages, containers, compress, wall, database, tuple(jobs), records,
-                           db_bytes)
+                           db_bytes, pairs)
 
     def _histories(self) -> list[str]:
         listing = self._fs("-ls", "-R", HISTORY) if self._exists(HISTORY) else ""

@@ -27,7 +27,7 @@ import json
 import re
 import statistics
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 from urllib.parse import unquote_plus
 from xml.etree import ElementTree
 
@@ -120,13 +120,13 @@ class JobFigures:
         return max(records) / mean if mean else 0.0
 
 
-def _counters(block: Mapping[str, object] | None) -> dict[str, int]:
+def _counters(block: Any) -> dict[str, int]:
     """Hadoop's own counters of a ``counters`` object, by name (user counters left out:
     the jobs report theirs through mrjob)."""
     found: dict[str, int] = {}
     if not isinstance(block, Mapping):
         return found
-    for group in block.get("groups", ()) or ():  # type: ignore[union-attr]
+    for group in block.get("groups", ()) or ():
         if not isinstance(group, Mapping) or not str(group.get("name", "")).startswith(
                 "org.apache.hadoop.mapreduce."):
             continue
@@ -183,12 +183,12 @@ def read_job_history(jhist: str, conf_xml: bytes | str | None = None) -> JobFigu
     return JobFigures(job_id, stage, submit, finish, totals, tuple(tasks))
 
 
-def _events(lines: Iterable[str]) -> Iterable[tuple[str, Mapping[str, object]]]:
+def _events(lines: Iterable[str]) -> Iterable[tuple[str, Mapping[str, Any]]]:
     for line in lines:
         if not line.strip():
             continue
         event = json.loads(line)
         body = event.get("event", {})
         # {"type": T, "event": {"org.apache.hadoop.mapreduce.jobhistory.X": {...}}}
-        inner = next(iter(body.values()), {}) if isinstance(body, Mapping) and body else {}
+        inner: Any = next(iter(body.values()), {}) if isinstance(body, Mapping) and body else {}
         yield str(event.get("type", "")), inner if isinstance(inner, Mapping) else {}

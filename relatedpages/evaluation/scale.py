@@ -14,7 +14,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from relatedpages.evaluation.job_history import JobFigures
 
@@ -38,6 +38,7 @@ class PipelineRun:
     jobs: tuple[JobFigures, ...]
     records: int = 0  # database records
     db_bytes: int = 0  # the database's size on disk
+    pairs: int = 0  # related pairs Mapper1 emitted (the chain's intermediate values / 2)
 
     def stage_seconds(self) -> dict[str, float]:
         """Seconds per Hadoop job (submit to finish), then the client's share, then the total."""
@@ -123,6 +124,7 @@ class SizeSummary:
     skew: float
     records: int
     db_bytes: int = 0
+    pairs_per_page: float = 0.0
     # per Hadoop job (stage): CPU seconds of its tasks, shuffle bytes, bytes written to HDFS
     stage_cpu: dict[str, float] = field(default_factory=dict)
     stage_shuffle: dict[str, float] = field(default_factory=dict)
@@ -158,6 +160,7 @@ def summarise(runs: Sequence[PipelineRun]) -> SizeSummary:
         skew=statistics.median(skew for _, skew in skews),
         records=runs[0].records,
         db_bytes=runs[0].db_bytes,
+        pairs_per_page=runs[0].pairs / max(pages, 1),
         stage_cpu=per_stage("cpu_seconds"),
         stage_shuffle=per_stage("shuffle_bytes"),
         stage_written=per_stage("written_bytes"),
@@ -179,11 +182,12 @@ def format_fig8_table(sizes: Sequence[SizeSummary]) -> str:
         ("peak memory of a map task", (f"{s.peak_map_mb:.0f} MB" for s in sizes)),
         ("peak memory of a reduce task", (f"{s.peak_reduce_mb:.0f} MB" for s in sizes)),
         ("reducer input skew (max/mean)", (f"{s.skew:.2f} ({label(s.skew_stage)})" for s in sizes)),
+        ("related pairs per page (Mapper1)", (f"{s.pairs_per_page:,.0f}" for s in sizes)),
         ("database records", (f"{s.records:,}" for s in sizes)),
         ("runs (median of)", (str(s.runs) for s in sizes)),
     ]
-    for name, cells in rows:
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    for name, row in rows:
+        lines.append(f"| {name} | " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 
@@ -246,7 +250,7 @@ def plot_fig8(sizes: Sequence[SizeSummary], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 5))
     for stage in stages:
         values = [size.stages.get(stage, 0.0) for size in sizes]
-        style = {"linewidth": 2.5, "color": "black"} if stage == TOTAL else {}
+        style: dict[str, Any] = {"linewidth": 2.5, "color": "black"} if stage == TOTAL else {}
         ax.plot(pages, values, marker="o", label=label(stage), **style)
     if len(pages) >= 2:  # a linear reference through the total's first point
         first = sizes[0].stages[TOTAL]
@@ -276,7 +280,7 @@ def plot_fig9(by_containers: Mapping[int, SizeSummary], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 5))
     for stage in stages:
         values = [by_containers[c].stages.get(stage, 0.0) for c in counts]
-        style = {"linewidth": 2.5, "color": "black"} if stage == TOTAL else {}
+        style: dict[str, Any] = {"linewidth": 2.5, "color": "black"} if stage == TOTAL else {}
         ax.plot(counts, values, marker="o", label=label(stage), **style)
     pages = next(iter(by_containers.values())).pages if by_containers else 0
     ax.set_xscale("log", base=2)
