@@ -87,6 +87,7 @@ HDFS_ROOT = "/bench-scale"
 #: Where the MiniCluster's application masters leave their job history (YARN's default
 #: staging folder for the submitting user); the history server moves files to done/ later.
 HISTORY = "/tmp/hadoop-yarn/staging/history"
+MARKER = ".bench-scale"
 
 
 class BenchError(RuntimeError):
@@ -132,13 +133,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BenchError as error:
         print(f"bench_scale: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("bench_scale: interrupted", file=sys.stderr)
+        return 130
 
 
 def _bench(args: argparse.Namespace, sizes: list[int], containers: list[int]) -> int:
     out: Path = args.out.resolve()
     work = out / "work"
-    shutil.rmtree(work, ignore_errors=True)  # the bench's own scratch folder only
+    if work.exists():  # a folder this script made before (it leaves a marker), nothing else
+        if not (work / MARKER).exists():
+            raise BenchError(f"{work} exists and was not made by bench_scale: choose another --out")
+        shutil.rmtree(work)
     work.mkdir(parents=True)
+    (work / MARKER).write_text("scratch folder of scripts/bench_scale.py, removed by its next run\n")
     started_cluster = _ensure_cluster()
     try:
         env = _client_env()

@@ -197,3 +197,19 @@ def test_bench_scale_on_the_minicluster(tmp_path):
     assert all(math.isfinite(s["skew"]) and s["skew"] >= 1.0 for s in figures["sizes"])
     assert (tmp_path / "fig8-time-vs-pages.png").stat().st_size > 10_000
     assert not (tmp_path / "work" / "db-60-1").exists()  # each run's database is removed
+
+
+def test_a_work_folder_the_bench_did_not_make_is_left_alone(tmp_path):
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "mine.txt").write_text("keep me")
+    done = subprocess.run([sys.executable, str(SCRIPT), "--sizes", "10", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 1
+    assert "was not made by bench_scale" in done.stderr and "Traceback" not in done.stderr
+    assert (tmp_path / "work" / "mine.txt").read_text() == "keep me"
+
+
+def test_bad_sizes_are_a_usage_error():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--sizes", "10,x"], capture_output=True,
+                          text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 2 and "comma-separated whole numbers" in done.stderr
