@@ -48,7 +48,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -88,6 +88,30 @@ HDFS_ROOT = "/bench-scale"
 #: staging folder for the submitting user); the history server moves files to done/ later.
 HISTORY = "/tmp/hadoop-yarn/staging/history"
 MARKER = ".bench-scale"
+
+
+#: The tasks' Python, measured: ``python_bin`` of the bench's runs is a launcher that starts
+#: the real interpreter as its child, reaps it with ``wait4`` and writes the child's peak
+#: RSS (``ru_maxrss``, KB) under the task attempt's id (Hadoop Streaming puts the job
+#: configuration in the task's environment, dots as underscores).  Hadoop's own memory
+#: counter covers the whole container: the task JVM (whose shuffle buffers grow with the
+#: input up to the heap's limit) and the Python process together.  The cluster is this
+#: machine, so the reports land in a local folder.
+RSS_LAUNCHER = """\
+import os, sys
+real, reports = {python!r}, {reports!r}
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execv(real, [real, *sys.argv[1:]])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+attempt = os.environ.get("mapreduce_task_attempt_id", "unknown")
+with open(os.path.join(reports, f"{{attempt}}.{{os.getpid()}}"), "w") as handle:
+    handle.write(f"{{usage.ru_maxrss}}\\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
 
 
 class BenchError(RuntimeError):
@@ -219,6 +243,7 @@ class _Bench:
         self.args, self.env, self.work = args, env, work
         self.crawls: dict[int, Path] = {}
         self.count = 0
+        self.reports = work / "python-peaks"
         self._fs("-rm", "-r", "-f", "-skipTrash", HDFS_ROOT)
 
     def _fs(self, *argv: str) -> str:
@@ -247,6 +272,7 @@ class _Bench:
         conf = yaml.safe_load((REPO / "conf" / "mrjob.conf").read_text())
         hadoop = conf["runners"]["hadoop"]
         hadoop["hadoop_tmp_dir"] = f"hdfs://{HDFS_ROOT}/tmp/mrjob"
+        hadoop["python_bin"] = str(write_python_launcher(self.work, self.reports))
         jobconf = hadoop.setdefault("jobconf", {})
         jobconf.update({
             "mapreduce.job.reduces": self.args.reduces,
@@ -279,7 +305,10 @@ class _Bench:
         wall = time.perf_counter() - started
         if done.returncode != 0:
             raise BenchError(f"relatedpages build ({pages} pages) failed:\n{done.stderr[-3000:]}")
-        jobs = self._read_jobs(sorted(set(self._histories()) - before))
+        peaks = read_python_peaks(self.reports)
+        jobs = [replace(job, tasks=tuple(replace(task, python_peak_kb=peaks.get(task.task_id, 0))
+                                         for task in job.tasks))
+                for job in self._read_jobs(sorted(set(self._histories()) - before))]
         database = _stage_time(done.stdout, "database")
         records = _summary_int(done.stdout, "database records")
         pairs = _summary_int(done.stdout, "related pairs")
@@ -345,6 +374,34 @@ class _Bench:
                              f"differs from the inline build's ({len(local_records)})")
         shutil.rmtree(inline)
         _say(f"checked: the YARN database equals the inline build ({len(yarn_records):,} records)")
+
+
+def write_python_launcher(work: Path, reports: Path) -> Path:
+    """The tasks' ``python_bin``: this interpreter under :data:`RSS_LAUNCHER` (made once)."""
+    launcher = work / "python-rss"
+    if not launcher.exists():
+        reports.mkdir(parents=True, exist_ok=True)
+        script = work / "rss_launcher.py"
+        script.write_text(RSS_LAUNCHER.format(python=sys.executable, reports=str(reports)))
+        launcher.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S {script} "$@"\n')
+        launcher.chmod(0o755)
+    return launcher
+
+
+def read_python_peaks(reports: Path) -> dict[str, int]:
+    """Peak KB of the Python process per task id (the largest of its attempts); the reports
+    read are removed, so each run reads only its own."""
+    peaks: dict[str, int] = {}
+    for report in reports.glob("attempt_*"):
+        attempt = report.name.split(".", 1)[0]  # attempt_<cluster>_<job>_<m|r>_<n>_<try>
+        task = "task_" + attempt.removeprefix("attempt_").rsplit("_", 1)[0]
+        try:
+            peak = int(report.read_text().strip() or 0)
+        except ValueError:
+            peak = 0
+        peaks[task] = max(peaks.get(task, 0), peak)
+        report.unlink()
+    return peaks
 
 
 def split_warc(path: Path, parts: int, folder: Path) -> list[Path]:

@@ -96,7 +96,8 @@ def job(stage: str, seconds: float, *, cpu_ms: int = 1000, reduce_records=(10, 1
         peak_mb: int = 200) -> JobFigures:
     tasks = [TaskFigures("MAP", 0, 1000, {"PHYSICAL_MEMORY_BYTES": peak_mb * 2**20})]
     tasks += [TaskFigures("REDUCE", 1000, 2000, {"REDUCE_INPUT_RECORDS": r,
-                                                  "PHYSICAL_MEMORY_BYTES": peak_mb * 2**20})
+                                                  "PHYSICAL_MEMORY_BYTES": peak_mb * 2**20},
+                          python_peak_kb=50 * 1024)
               for r in reduce_records]
     return JobFigures("job_1_0001", stage, 0, int(seconds * 1000),
                       {"CPU_MILLISECONDS": cpu_ms, "REDUCE_SHUFFLE_BYTES": 2048,
@@ -139,11 +140,14 @@ def test_verdicts_and_table_against_the_goals(tmp_path):
     sizes = [summarise([run(p, p / 1000, peak_mb=200 + p // 1000)]) for p in (1000, 2000, 4000)]
     lines = verdicts(sizes, fixed=None)
     assert lines[0].startswith("slope of wall time against pages (log-log): 1.00")
-    assert any(line.startswith("reduce task peak memory, 4,000 / 1,000 pages: 1.01") for line in lines)
+    assert "Python reducer peak memory, 4,000 / 1,000 pages: 1.00  (goal <= 1.2)" in lines
+    assert "reduce container peak memory (JVM + Python), 4,000 / 1,000 pages: 1.01" in lines
     table = format_fig8_table(sizes)
     assert table.splitlines()[0] == "| | 1,000 pages | 2,000 pages | 4,000 pages |"
     assert "| fallback 1 | 5.0 s | 10.0 s | 20.0 s |" in table
     assert "| reducer input skew (max/mean) | 1.50 (related 1) |" in table
+    assert "| … of its Python reducer | 50 MB | 50 MB | 50 MB |" in table
+    assert "| … of its Python mapper | not measured |" in table
     plot_fig8(sizes, tmp_path / "fig8.png")
     plot_fig9({1: sizes[0], 2: sizes[1]}, tmp_path / "fig9.png")
     assert (tmp_path / "fig8.png").stat().st_size > 10_000
@@ -213,3 +217,22 @@ def test_bad_sizes_are_a_usage_error():
     done = subprocess.run([sys.executable, str(SCRIPT), "--sizes", "10,x"], capture_output=True,
                           text=True, timeout=120, cwd=REPO)
     assert done.returncode == 2 and "comma-separated whole numbers" in done.stderr
+
+
+def test_the_python_launcher_reports_the_task_s_own_peak_memory(tmp_path):
+    """What bench_scale measures of a task's Python process: its peak RSS under the attempt's
+    id, with the task's stdin, stdout and exit status passed through."""
+    script = load_script()
+    reports = tmp_path / "reports"
+    launcher = script.write_python_launcher(tmp_path, reports)
+    env = {"mapreduce_task_attempt_id": "attempt_1795_0003_r_000001_0", "PATH": "/usr/bin:/bin"}
+    grow = "import sys; x = bytearray(60 * 2**20); sys.stdout.write(sys.stdin.read().upper())"
+    done = subprocess.run([str(launcher), "-c", grow], input="abc", env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "ABC"
+    peaks = script.read_python_peaks(reports)
+    assert list(peaks) == ["task_1795_0003_r_000001"]
+    assert 60 * 1024 < peaks["task_1795_0003_r_000001"] < 200 * 1024  # KB: the 60 MB, not more
+    assert script.read_python_peaks(reports) == {}  # read once
+    failed = subprocess.run([str(launcher), "-c", "raise SystemExit(3)"], env=env, timeout=60)
+    assert failed.returncode == 3

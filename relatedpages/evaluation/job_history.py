@@ -49,6 +49,8 @@ class TaskFigures:
     start_ms: int
     finish_ms: int
     counters: Mapping[str, int]
+    task_id: str = ""
+    python_peak_kb: int = 0  # the task's Python process alone, when measured (bench_scale)
 
     @property
     def seconds(self) -> float:
@@ -96,6 +98,11 @@ class JobFigures:
         """The largest peak resident memory of a task of ``kind`` (MAP or REDUCE), MB."""
         peaks = [task.counters.get("PHYSICAL_MEMORY_BYTES", 0) for task in self._of(kind)]
         return max(peaks, default=0) / 2**20
+
+    def python_peak_mb(self, kind: str) -> float:
+        """The largest peak resident memory of the Python process of a task of ``kind``, MB
+        (0 when not measured: Hadoop sees only the container's whole process tree)."""
+        return max((task.python_peak_kb for task in self._of(kind)), default=0) / 1024
 
     def map_seconds(self) -> float:
         """First map start to last map finish."""
@@ -175,7 +182,7 @@ def read_job_history(jhist: str, conf_xml: bytes | str | None = None) -> JobFigu
             task_id = str(body["taskid"])
             finished = int(body["finishTime"])
             tasks.append(TaskFigures(str(body.get("taskType", "")), starts.get(task_id, finished),
-                                     finished, _counters(body.get("counters"))))
+                                     finished, _counters(body.get("counters")), task_id))
     if submit is None or finish is None:
         raise HistoryError(f"{job_id or 'a job'}: no submit or finish event (a job that failed "
                            "or is still running)")
