@@ -3,9 +3,9 @@
 ``scripts/bench_scale.py`` runs the whole pipeline (segment, the block co-citation chain, the
 co-citation fallback, the database) on YARN at several input sizes and container counts, and
 reads each Hadoop job's cost from its job history (:mod:`relatedpages.evaluation.job_history`).
-This module holds what is computed from those runs, with no cluster involved: per-stage medians, the log-log
-slope of time against pages (the paper's claim: linear, Fig. 8), the memory ratio (the
-paper's claim: constant memory per task), the table and the two figures.
+This module holds what is computed from those runs, with no cluster involved: per-stage
+medians, the log-log slope of time against pages (the paper's claim: linear, Fig. 8), the
+memory ratio (the paper's claim: constant memory per task), the tables and the two figures.
 """
 from __future__ import annotations
 
