@@ -22,9 +22,9 @@ Sort4/Reducer4 (``--step-num=2`` and ``3``); the last reducer writes ``related``
 The sorts are the ones mrjob's local runner does for a ``SORT_VALUES`` job: whole
 lines, byte order (GNU sort holds its whole input in memory when it fits, so Sort's
 peak grows with the input; Hadoop's sort spills to disk instead).  Each task runs
-under a tiny launcher (see :data:`LAUNCHER`) that times it with ``time.perf_counter``
-and reads its CPU time and peak RSS from ``os.wait4`` (``ru_maxrss``, KB on Linux;
-never below the launcher's ~8 MB).  The first run of the smallest size is checked
+under a tiny launcher (``relatedpages.evaluation.launcher``) that times it with
+``time.perf_counter`` and reads its CPU time and peak RSS from ``os.wait4`` (``ru_maxrss``,
+KB on Linux; never below the launcher's ~8 MB).  The first run of the smallest size is checked
 against ``run_job(MRRelatedPages, …)`` (inline runner) before any other run: the
 benchmark measures the real chain or stops.  An "empty" row runs every task once on
 empty input: the fixed cost (interpreter start, imports) a larger input does not pay
@@ -53,6 +53,7 @@ sys.path.insert(0, str(REPO))
 from jobs.pipeline import iter_output, run_job  # noqa: E402
 from jobs.related import MRRelatedPages  # noqa: E402
 from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
+from relatedpages.evaluation.launcher import LAUNCHER  # noqa: E402
 
 BASE_PAGES_DEFAULT = 5_000
 RUNS_DEFAULT = 3
@@ -100,30 +101,6 @@ class TaskFailed(RuntimeError):
     pass
 
 
-#: A tiny launcher between this process and every measured task.  Linux carries a
-#: process's peak RSS into its children (fork copies the memory map's high-water mark and
-#: exec keeps it in ``ru_maxrss``), so a task forked from this benchmark would report at
-#: least the benchmark's own peak; forked from a fresh ``python -I -S`` it reports at
-#: least the launcher's (~8 MB, below any Python task).  It times the task, reaps it
-#: with ``wait4`` and writes ``seconds cpu_seconds maxrss_kb exit_code`` to argv[1].
-LAUNCHER = """\
-import os, sys, time
-report, args = sys.argv[1], sys.argv[2:]
-started = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    try:
-        os.execvp(args[0], args)
-    finally:
-        os._exit(127)
-_, status, usage = os.wait4(pid, 0)
-seconds = time.perf_counter() - started
-with open(report, "w") as handle:
-    handle.write(f"{seconds} {usage.ru_utime + usage.ru_stime} {usage.ru_maxrss} "
-                 f"{os.waitstatus_to_exitcode(status)}\\n")
-"""
-
-
 def measure(args: Sequence[str], *, stdin: Path, stdout: Path, stderr: Path,
             cwd: Path, env: dict[str, str]) -> Measure:
     """Run ``args`` to completion under the launcher: its wall time, CPU time and peak
@@ -131,7 +108,10 @@ def measure(args: Sequence[str], *, stdin: Path, stdout: Path, stderr: Path,
     report = stderr.with_suffix(".rusage")
     with stdin.open("rb") as source, stdout.open("wb") as sink, stderr.open("wb") as errors:
         subprocess.run([sys.executable, "-I", "-S", "-c", LAUNCHER, str(report), *map(str, args)],
-                       stdin=source, stdout=sink, stderr=errors, cwd=cwd, env=env, check=True)
+                       stdin=source, stdout=sink, stderr=errors, cwd=cwd, env=env)
+    if not report.exists():  # the launcher itself failed
+        tail = stderr.read_bytes()[-2000:].decode("utf-8", "replace")
+        raise TaskFailed(f"{' '.join(map(str, args))}: no report from the launcher:\n{tail}")
     seconds, cpu_seconds, maxrss_kb, exit_code = report.read_text().split()
     report.unlink()
     if int(exit_code) != 0:

@@ -43,6 +43,7 @@ writes ``fig8-time-vs-pages.png``, ``fig9-time-vs-containers.png`` and ``scale.j
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import shutil
@@ -62,6 +63,7 @@ from relatedpages.evaluation.job_history import (  # noqa: E402
     JobFigures,
     read_job_history,
 )
+from relatedpages.evaluation.launcher import LAUNCHER  # noqa: E402
 from relatedpages.evaluation.scale import (  # noqa: E402
     PipelineRun,
     SizeSummary,
@@ -89,30 +91,6 @@ HDFS_ROOT = "/bench-scale"
 #: staging folder for the submitting user); the history server moves files to done/ later.
 HISTORY = "/tmp/hadoop-yarn/staging/history"
 MARKER = ".bench-scale"
-
-
-#: The tasks' Python, measured: ``python_bin`` of the bench's runs is a launcher that starts
-#: the real interpreter as its child, reaps it with ``wait4`` and writes the child's peak
-#: RSS (``ru_maxrss``, KB) under the task attempt's id (Hadoop Streaming puts the job
-#: configuration in the task's environment, dots as underscores).  Hadoop's own memory
-#: counter covers the whole container: the task JVM (whose shuffle buffers grow with the
-#: input up to the heap's limit) and the Python process together.  The cluster is this
-#: machine, so the reports land in a local folder.
-RSS_LAUNCHER = """\
-import os, sys
-real, reports = {python!r}, {reports!r}
-pid = os.fork()
-if pid == 0:
-    try:
-        os.execv(real, [real, *sys.argv[1:]])
-    finally:
-        os._exit(127)
-_, status, usage = os.wait4(pid, 0)
-attempt = os.environ.get("mapreduce_task_attempt_id", "unknown")
-with open(os.path.join(reports, f"{{attempt}}.{{os.getpid()}}"), "w") as handle:
-    handle.write(f"{{usage.ru_maxrss}}\\n")
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
 
 
 class BenchError(RuntimeError):
@@ -200,7 +178,7 @@ def _bench(args: argparse.Namespace, sizes: list[int], containers: list[int]) ->
         compression: dict[str, SizeSummary] = {}
         if args.compare_compression:
             pages = sizes[0]
-            flipped = not configured_compression()
+            flipped = not bench.compresses
             _say(f"compression: {pages:,} pages, map output compression "
                  f"{'on (' + args.codec + ')' if flipped else 'off'}")
             other = [bench.run(pages, 0, flipped, check=True) for _ in range(args.runs)]
@@ -250,6 +228,12 @@ class _Bench:
         self.crawls: dict[int, Path] = {}
         self.count = 0
         self.reports = work / "python-peaks"
+        import yaml
+
+        self.base_conf = yaml.safe_load((REPO / "conf" / "mrjob.conf").read_text())
+        jobconf = self.base_conf["runners"]["hadoop"].get("jobconf") or {}
+        #: whether conf/mrjob.conf compresses the map output
+        self.compresses = str(jobconf.get("mapreduce.map.output.compress", False)).lower() == "true"
         self._fs("-rm", "-r", "-f", "-skipTrash", HDFS_ROOT)
 
     def _fs(self, *argv: str) -> str:
@@ -273,9 +257,7 @@ class _Bench:
 
     def conf(self, containers: int, compress: bool | None) -> Path:
         """conf/mrjob.conf's hadoop runner with the bench's settings on top."""
-        import yaml
-
-        conf = yaml.safe_load((REPO / "conf" / "mrjob.conf").read_text())
+        conf = copy.deepcopy(self.base_conf)
         hadoop = conf["runners"]["hadoop"]
         hadoop["hadoop_tmp_dir"] = f"hdfs://{HDFS_ROOT}/tmp/mrjob"
         hadoop["python_bin"] = str(write_python_launcher(self.work, self.reports))
@@ -325,17 +307,17 @@ class _Bench:
         self._fs("-rm", "-r", "-f", "-skipTrash", f"{HDFS_ROOT}/{pages}/run-{self.count}")
         db_bytes = sum(f.stat().st_size for f in db.rglob("*") if f.is_file())
         shutil.rmtree(db)
-        compressed = configured_compression() if compress is None else compress
-        return PipelineRun(pages, containers, compressed, wall, database, tuple(jobs), records,
-                           db_bytes, pairs)
+        return PipelineRun(pages, wall, database, tuple(jobs), records, db_bytes, pairs)
 
     def _histories(self) -> list[str]:
-        listing = self._fs("-ls", "-R", HISTORY) if self._exists(HISTORY) else ""
-        return [line.split()[-1] for line in listing.splitlines() if line.endswith(".jhist")]
-
-    def _exists(self, path: str) -> bool:
-        return subprocess.run([str(HADOOP), "fs", "-test", "-d", path], env=self.env,
-                              capture_output=True).returncode == 0
+        """The job history files on HDFS (none before the cluster's first job)."""
+        done = subprocess.run([str(HADOOP), "fs", "-ls", "-R", HISTORY], env=self.env,
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            if "No such file or directory" in done.stderr:
+                return []
+            raise BenchError(f"hadoop fs -ls -R {HISTORY} failed:\n{done.stderr[-2000:]}")
+        return [line.split()[-1] for line in done.stdout.splitlines() if line.endswith(".jhist")]
 
     def _read_jobs(self, jhists: list[str]) -> list[JobFigures]:
         """Each new job's figures, from its history and configuration (one ``-get``)."""
@@ -385,23 +367,22 @@ class _Bench:
         _say(f"checked: the YARN database equals the inline build ({len(yarn_records):,} records)")
 
 
-def configured_compression() -> bool:
-    """Whether conf/mrjob.conf's hadoop runner compresses the map output."""
-    import yaml
-
-    conf = yaml.safe_load((REPO / "conf" / "mrjob.conf").read_text())
-    jobconf = conf.get("runners", {}).get("hadoop", {}).get("jobconf", {}) or {}
-    return str(jobconf.get("mapreduce.map.output.compress", False)).lower() == "true"
-
-
 def write_python_launcher(work: Path, reports: Path) -> Path:
-    """The tasks' ``python_bin``: this interpreter under :data:`RSS_LAUNCHER` (made once)."""
+    """The tasks' ``python_bin``: this interpreter under the benchmarks' launcher
+    (``relatedpages.evaluation.launcher``), which reports the Python process's own peak RSS
+    in a file named after the task attempt (Hadoop Streaming puts the job configuration in
+    the task's environment, dots as underscores).  Hadoop's memory counter covers the whole
+    container: the task JVM, whose shuffle buffers grow with the input up to its heap's
+    limit, and the Python process together.  The cluster is this machine, so the reports
+    land in a local folder.  Made once."""
     launcher = work / "python-rss"
     if not launcher.exists():
         reports.mkdir(parents=True, exist_ok=True)
-        script = work / "rss_launcher.py"
-        script.write_text(RSS_LAUNCHER.format(python=sys.executable, reports=str(reports)))
-        launcher.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S {script} "$@"\n')
+        script = work / "launcher.py"
+        script.write_text(LAUNCHER)
+        report = f'{reports}/${{mapreduce_task_attempt_id:-unknown}}.$$'
+        launcher.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S {script} "{report}" '
+                            f'{sys.executable} "$@"\n')
         launcher.chmod(0o755)
     return launcher
 
@@ -413,10 +394,8 @@ def read_python_peaks(reports: Path) -> dict[str, int]:
     for report in reports.glob("attempt_*"):
         attempt = report.name.split(".", 1)[0]  # attempt_<cluster>_<job>_<m|r>_<n>_<try>
         task = "task_" + attempt.removeprefix("attempt_").rsplit("_", 1)[0]
-        try:
-            peak = int(report.read_text().strip() or 0)
-        except ValueError:
-            peak = 0
+        fields = report.read_text().split()  # seconds cpu_seconds maxrss_kb exit_code
+        peak = int(fields[2]) if len(fields) == 4 and fields[2].isdigit() else 0
         peaks[task] = max(peaks.get(task, 0), peak)
         report.unlink()
     return peaks
@@ -469,7 +448,8 @@ def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
           f"{args.reduces} reducers per job, median of {args.runs}")
     print(format_fig8_table(sizes))
     print()
-    for line in verdicts(sizes, fixed):
+    lines = verdicts(sizes, fixed)
+    for line in lines:
         print(line)
     plot_fig8(sizes, out / "fig8-time-vs-pages.png")
     print(f"figure: {out / 'fig8-time-vs-pages.png'}")
@@ -499,7 +479,7 @@ def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
         "sizes": [asdict(s) for s in sizes], "fixed": asdict(fixed) if fixed else None,
         "containers": {str(c): asdict(s) for c, s in fig9.items()},
         "compression": {k: asdict(s) for k, s in compression.items()},
-        "verdicts": verdicts(sizes, fixed),
+        "verdicts": lines,
     }
     (out / "scale.json").write_text(json.dumps(figures, indent=1))
     if args.json:

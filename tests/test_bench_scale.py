@@ -108,7 +108,7 @@ def run(pages: int, scale: float, peak_mb: int = 200) -> PipelineRun:
     jobs = (job("segment 1", 10 * scale, peak_mb=peak_mb),
             job("related 1", 20 * scale, reduce_records=(30, 10), peak_mb=peak_mb),
             job("cocitation 1", 5 * scale, peak_mb=peak_mb))
-    return PipelineRun(pages, 0, False, 40 * scale, 1.0, jobs, records=pages)
+    return PipelineRun(pages, 40 * scale, 1.0, jobs, records=pages)
 
 
 def test_stage_seconds_add_up_to_the_wall_time():

@@ -69,6 +69,11 @@ class JobFigures:
     tasks: tuple[TaskFigures, ...] = field(default=())
 
     @property
+    def name(self) -> str:
+        """The stage, or the job id when the stage is unknown."""
+        return self.stage or self.job_id
+
+    @property
     def seconds(self) -> float:
         """Submit to finish (the driver's JVM start and the commit around it not included)."""
         return (self.finish_ms - self.submit_ms) / 1000

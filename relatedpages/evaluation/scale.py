@@ -31,8 +31,6 @@ class PipelineRun:
     """One run of the pipeline: its size, its shape, its wall time and its Hadoop jobs."""
 
     pages: int
-    containers: int  # the most tasks of one kind running at once (0: as many as YARN fits)
-    compress: bool
     wall_seconds: float
     database_seconds: float
     jobs: tuple[JobFigures, ...]
@@ -42,7 +40,7 @@ class PipelineRun:
 
     def stage_seconds(self) -> dict[str, float]:
         """Seconds per Hadoop job (submit to finish), then the client's share, then the total."""
-        seconds = {job.stage or job.job_id: job.seconds for job in self.jobs}
+        seconds = {job.name: job.seconds for job in self.jobs}
         seconds[CLIENT] = max(0.0, self.wall_seconds - sum(seconds.values()))
         seconds[TOTAL] = self.wall_seconds
         return seconds
@@ -69,7 +67,7 @@ class PipelineRun:
 
     def worst_skew(self) -> tuple[str, float]:
         """The job with the most uneven reducer input, and its max/mean."""
-        skews = [(job.stage or job.job_id, job.reduce_skew()) for job in self.jobs]
+        skews = [(job.name, job.reduce_skew()) for job in self.jobs]
         return max(skews, key=lambda item: item[1], default=("", 0.0))
 
 
@@ -90,12 +88,13 @@ def label(stage: str) -> str:
     return f"fallback {step}" if script == "cocitation" else stage
 
 
-def median_stages(runs: Iterable[PipelineRun]) -> dict[str, float]:
-    """Median seconds per stage over repeated runs of one size."""
+def median_by_stage(figures: Iterable[Mapping[str, float]]) -> dict[str, float]:
+    """The median of each stage's figure over repeated runs (one mapping per run), in
+    pipeline order."""
     collected: dict[str, list[float]] = defaultdict(list)
-    for run in runs:
-        for stage, seconds in run.stage_seconds().items():
-            collected[stage].append(seconds)
+    for run in figures:
+        for stage, value in run.items():
+            collected[stage].append(value)
     return {stage: statistics.median(values)
             for stage, values in sorted(collected.items(), key=lambda kv: stage_key(kv[0]))}
 
@@ -146,17 +145,13 @@ def summarise(runs: Sequence[PipelineRun]) -> SizeSummary:
     worst = max(skews, key=lambda item: item[1])
 
     def per_stage(figure: str) -> dict[str, float]:
-        collected: dict[str, list[float]] = defaultdict(list)
-        for run in runs:
-            for job in run.jobs:
-                collected[job.stage or job.job_id].append(float(getattr(job, figure)))
-        return {stage: statistics.median(values)
-                for stage, values in sorted(collected.items(), key=lambda kv: stage_key(kv[0]))}
+        return median_by_stage({job.name: float(getattr(job, figure)) for job in run.jobs}
+                               for run in runs)
 
     return SizeSummary(
         pages=pages,
         runs=len(runs),
-        stages=median_stages(runs),
+        stages=median_by_stage(run.stage_seconds() for run in runs),
         cpu_seconds=statistics.median(run.cpu_seconds for run in runs),
         shuffle_bytes_per_page=statistics.median(run.shuffle_bytes for run in runs) / max(pages, 1),
         map_output_bytes_per_page=statistics.median(run.map_output_bytes for run in runs) / max(pages, 1),
@@ -269,6 +264,13 @@ def verdicts(sizes: Sequence[SizeSummary], fixed: SizeSummary | None = None) -> 
     return out
 
 
+def _plot_stages(ax: Any, xs: Sequence[int], figures: Sequence[Mapping[str, float]]) -> None:
+    """One line per stage (figures: one mapping stage → value per x), the total in bold."""
+    for stage in sorted({stage for f in figures for stage in f}, key=stage_key):
+        style: dict[str, Any] = {"linewidth": 2.5, "color": "black"} if stage == TOTAL else {}
+        ax.plot(xs, [f.get(stage, 0.0) for f in figures], marker="o", label=label(stage), **style)
+
+
 def plot_fig8(sizes: Sequence[SizeSummary], path: Path) -> None:
     """Fig. 8: wall time against pages per stage and in total (left), and the tasks' CPU
     time per stage (right: the work, without the waits of scheduling), log-log, each with a
@@ -284,11 +286,7 @@ def plot_fig8(sizes: Sequence[SizeSummary], path: Path) -> None:
               (cpu_ax, [{**s.stage_cpu, TOTAL: s.cpu_seconds} for s in sizes],
                "task CPU seconds (median)", "CPU time of the tasks"))
     for ax, figures, ylabel, title in panels:
-        stages = sorted({stage for f in figures for stage in f}, key=stage_key)
-        for stage in stages:
-            values = [f.get(stage, 0.0) for f in figures]
-            style: dict[str, Any] = {"linewidth": 2.5, "color": "black"} if stage == TOTAL else {}
-            ax.plot(pages, values, marker="o", label=label(stage), **style)
+        _plot_stages(ax, pages, figures)
         first = figures[0].get(TOTAL, 0.0)
         if len(pages) >= 2 and first > 0:
             ax.plot(pages, [first * p / pages[0] for p in pages], linestyle=":", color="grey",
@@ -313,12 +311,8 @@ def plot_fig9(by_containers: Mapping[int, SizeSummary], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     counts = sorted(by_containers)
-    stages = sorted({st for s in by_containers.values() for st in s.stages}, key=stage_key)
     fig, ax = plt.subplots(figsize=(8, 5))
-    for stage in stages:
-        values = [by_containers[c].stages.get(stage, 0.0) for c in counts]
-        style: dict[str, Any] = {"linewidth": 2.5, "color": "black"} if stage == TOTAL else {}
-        ax.plot(counts, values, marker="o", label=label(stage), **style)
+    _plot_stages(ax, counts, [by_containers[c].stages for c in counts])
     pages = next(iter(by_containers.values())).pages if by_containers else 0
     ax.set_xscale("log", base=2)
     ax.set_xticks(counts, [str(c) for c in counts])
