@@ -18,10 +18,15 @@ from cpython.object cimport PyObject
 from cpython.unicode cimport (
     PyUnicode_AsUTF8, PyUnicode_AsUTF8AndSize, PyUnicode_DecodeUTF8, Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE,
 )
-from libc.string cimport memchr, strcmp, strlen
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from libc.string cimport memchr, memcpy, strcmp, strlen
+
+cdef extern from "pythread.h":
+    unsigned long PyThread_get_thread_ident()
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
+from lxml.includes.xmlparser cimport xmlParserCtxt
 
 from functools import lru_cache
 
@@ -44,7 +49,53 @@ cdef extern from *:
     """
     const char* NATIVE_SCAN_SOURCE_SHA256
 
+cdef extern from "dlfcn.h" nogil:
+    void* dlopen(const char* filename, int flags)
+    void* dlsym(void* handle, const char* symbol)
+    int RTLD_NOW
+    int RTLD_NOLOAD
+
+cdef extern from "libxml/parser.h" nogil:
+    # the fields this module sets (the real struct comes from the header)
+    ctypedef struct _SaxHandler "xmlSAXHandler":
+        void* internalSubset
+        void* startElementNs
+        void* endElementNs
+        void* startElement
+        void* endElement
+        void* characters
+        void* cdataBlock
+        void* reference
+        void* comment
+        void* processingInstruction
+        void* warning
+        void* error
+        void* serror
+
 cetree.import_lxml__etree()
+
+# libxml2's SAX parser, from the copy lxml itself runs (its extension module exports
+# libxml2, or links the system's): the same parser, so the same events as lxml's.
+ctypedef xmlParserCtxt* (*_NewContext)() noexcept nogil
+ctypedef tree.xmlDoc* (*_ReadMemory)(xmlParserCtxt*, const char*, int, const char*, const char*,
+                                     int) noexcept nogil
+ctypedef void (*_FreeContext)(xmlParserCtxt*) noexcept nogil
+ctypedef void (*_FreeDoc)(tree.xmlDoc*) noexcept nogil
+ctypedef void (*_StopParser)(xmlParserCtxt*) noexcept nogil
+ctypedef void (*_ErrorHandler)(void*, const void*) noexcept nogil
+ctypedef void (*_SetErrorHandler)(xmlParserCtxt*, _ErrorHandler, void*) noexcept nogil
+
+cdef void* _libxml2 = dlopen(etree.__file__.encode(), RTLD_NOW | RTLD_NOLOAD)
+cdef _NewContext _new_context = <_NewContext>dlsym(_libxml2, "htmlNewParserCtxt")
+cdef _ReadMemory _read_memory = <_ReadMemory>dlsym(_libxml2, "htmlCtxtReadMemory")
+cdef _FreeContext _free_context = <_FreeContext>dlsym(_libxml2, "htmlFreeParserCtxt")
+cdef _FreeDoc _free_doc = <_FreeDoc>dlsym(_libxml2, "xmlFreeDoc")
+cdef _StopParser _stop_parser = <_StopParser>dlsym(_libxml2, "xmlStopParser")
+cdef _SetErrorHandler _set_error_handler = <_SetErrorHandler>dlsym(
+    _libxml2, "xmlCtxtSetErrorHandler")  # libxml2 >= 2.13; the SAX error slots otherwise
+if (_libxml2 is NULL or _new_context is NULL or _read_memory is NULL or _free_context is NULL
+        or _free_doc is NULL or _stop_parser is NULL):
+    raise ImportError("libxml2's SAX parser is not reachable through lxml.etree")
 
 #: sha256 of the .pyx this module was compiled from (setup.py passes it): the loader in
 #: ``segmenter.scan`` uses this module only while the .pyx beside it is unchanged.
@@ -66,7 +117,7 @@ cdef enum:
     _BASE = 128
     _STYLE = 256
     _BODY_OR_FONT = 512
-    _TREE_DEPTH_LIMIT = 2040  # libxml2's tree builder stops at 2048 levels (huge_tree)
+    _DEPTH_LIMIT = 2040  # deeper: the pure-Python scan (the stacks here are arrays)
 
 cdef dict _TAG_FLAGS = {}
 for _names, _flag in ((SKIPPED_TAGS, _SKIPPED), (PARTITIONING_TAGS, _PARTITIONING),
@@ -94,48 +145,47 @@ for _code in range(128):
                            else 2 if Py_UNICODE_ISALNUM(_code) and _code != 0x5f else 0)
 
 
-cdef inline Py_UCS4 _next_code_point(const unsigned char* text, Py_ssize_t* index) noexcept:
+cdef inline Py_UCS4 _next_code_point(const unsigned char* text, Py_ssize_t length,
+                                     Py_ssize_t* index) noexcept:
     """The UTF-8 sequence at text[index] (its lead byte >= 0x80), index moved past it; an
-    invalid sequence is one U+FFFD per byte, as a "replace" decode would read it."""
+    invalid or cut sequence is one U+FFFD per byte, as a "replace" decode would read it."""
     cdef Py_ssize_t at = index[0]
     cdef unsigned char lead = text[at]
-    cdef Py_ssize_t length, position
+    cdef Py_ssize_t size, position
     cdef unsigned int c  # not Py_UCS4: Cython's arithmetic on that type goes through str
     if 0xc2 <= lead <= 0xdf:
-        length = 2
+        size = 2
         c = lead & 0x1f
     elif 0xe0 <= lead <= 0xef:
-        length = 3
+        size = 3
         c = lead & 0x0f
     elif 0xf0 <= lead <= 0xf4:
-        length = 4
+        size = 4
         c = lead & 0x07
     else:
         index[0] = at + 1
         return 0xfffd
-    for position in range(1, length):
-        if text[at + position] & 0xc0 != 0x80:  # a NUL ends the text here too
+    for position in range(1, size):
+        if at + position >= length or text[at + position] & 0xc0 != 0x80:
             index[0] = at + 1
             return 0xfffd
         c = (c << 6) | (text[at + position] & 0x3f)
-    index[0] = at + length
+    index[0] = at + size
     return <Py_UCS4>c
 
 
-cdef Py_ssize_t _count(const unsigned char* text, bint* in_word, Py_ssize_t* nonspace,
-                       Py_ssize_t* words, Py_ssize_t* cjk) noexcept:
-    """Count NUL-terminated UTF-8 text as segmenter.scan does its str: characters that are
-    not spaces (``len("".join(text.split()))``), word-character runs other than ``_`` and CJK
-    (the regex ``[^\\W_<CJK>]+``, a run carried on from the text before through ``in_word``)
-    and CJK characters.  Adds to the counts; returns the length in bytes."""
+cdef void _count(const unsigned char* text, Py_ssize_t length, bint* in_word,
+                 Py_ssize_t* nonspace, Py_ssize_t* words, Py_ssize_t* cjk) noexcept:
+    """Count UTF-8 text as segmenter.scan does its str: characters that are not spaces
+    (``len("".join(text.split()))``), word-character runs other than ``_`` and CJK (the
+    regex ``[^\\W_<CJK>]+``, a run carried on from the text before through ``in_word``)
+    and CJK characters.  Adds to the counts."""
     cdef Py_ssize_t index = 0
     cdef bint word = in_word[0]
     cdef unsigned char byte
     cdef Py_UCS4 c
-    while True:
+    while index < length:
         byte = text[index]
-        if byte == 0:
-            break
         if byte < 0x80:
             index += 1
             if _ASCII_CLASS[byte] == 1:
@@ -149,7 +199,7 @@ cdef Py_ssize_t _count(const unsigned char* text, bint* in_word, Py_ssize_t* non
             else:
                 word = False
             continue
-        c = _next_code_point(text, &index)
+        c = _next_code_point(text, length, &index)
         if Py_UNICODE_ISSPACE(c):
             word = False
             continue
@@ -164,17 +214,15 @@ cdef Py_ssize_t _count(const unsigned char* text, bint* in_word, Py_ssize_t* non
         else:
             word = False
     in_word[0] = word
-    return index
 
 
 def count_words(str text):
     """``segmenter.scan.count_words`` in C, on the text's UTF-8 bytes (as the walk counts
     libxml2's text nodes): word runs plus one word per two CJK characters."""
-    # NUL would end the C string: U+0001 is of its class (neither space nor word)
-    data = text.replace("\0", "\1").encode("utf-8", "surrogatepass")
+    data = text.encode("utf-8", "surrogatepass")
     cdef bint in_word = False
     cdef Py_ssize_t nonspace = 0, words = 0, cjk = 0
-    _count(data, &in_word, &nonspace, &words, &cjk)
+    _count(data, len(data), &in_word, &nonspace, &words, &cjk)
     return words + (cjk + 1) // 2
 
 
@@ -428,38 +476,30 @@ cdef str _utf8(const tree.xmlChar* text):
     return PyUnicode_DecodeUTF8(<const char*>text, strlen(<const char*>text), NULL)
 
 
-cdef str _attribute_value(tree.xmlAttr* attribute):
-    """The attribute's value as lxml's parser target reports it ('' when it has none)."""
-    cdef tree.xmlNode* child = attribute.children
-    if child is NULL:
-        return ""
-    if child.next is NULL:
-        return _utf8(child.content) if child.content is not NULL else ""
-    parts = []
-    while child is not NULL:
-        if child.content is not NULL:
-            parts.append(_utf8(child.content))
-        child = child.next
-    return "".join(parts)
+cdef str _utf8_n(const char* text, Py_ssize_t length):
+    return PyUnicode_DecodeUTF8(text, length, NULL)
 
 
-cdef tree.xmlAttr* _find(tree.xmlNode* node, const char* name) noexcept:
-    cdef tree.xmlAttr* attribute = node.properties
-    while attribute is not NULL:
-        if strcmp(<const char*>attribute.name, name) == 0:
-            return attribute
-        attribute = attribute.next
+cdef const char* _NO_VALUE = ""  # an attribute without a value reads as "" (lxml's target)
+
+
+cdef const char* _find(const tree.xmlChar** atts, const char* name) noexcept:
+    """The value of the first attribute ``name`` in a SAX attribute list (name, value, …,
+    NULL), "" when it has no value; NULL when it is not there."""
+    cdef Py_ssize_t index = 0
+    if atts is NULL:
+        return NULL
+    while atts[index] is not NULL:
+        if strcmp(<const char*>atts[index], name) == 0:
+            return <const char*>atts[index + 1] if atts[index + 1] is not NULL else _NO_VALUE
+        index += 2
     return NULL
 
 
-cdef dict _attributes(tree.xmlNode* node):
-    """The element's attributes as the parser target's ``attrib`` (later duplicates win)."""
-    cdef dict attrib = {}
-    cdef tree.xmlAttr* attribute = node.properties
-    while attribute is not NULL:
-        attrib[_utf8(attribute.name)] = _attribute_value(attribute)
-        attribute = attribute.next
-    return attrib
+cdef inline bint _style_attribute(const char* name) noexcept:
+    """An attribute the style of an element depends on (``_Walker.style_for``)."""
+    return (strcmp(name, "class") == 0 or strcmp(name, "style") == 0 or strcmp(name, "id") == 0
+            or strcmp(name, "bgcolor") == 0)
 
 
 cdef class _Builder:
@@ -532,10 +572,15 @@ cdef class _Walker:
 
     cdef object scanner  # the pure-Python scanner: styles, <base>, sheets, URL resolution
     cdef Py_ssize_t depth  # open elements, the document included
-    cdef tree.xmlNode* nodes[_TREE_DEPTH_LIMIT]
-    cdef int flag_stack[_TREE_DEPTH_LIMIT]
-    cdef PyObject* tag_stack[_TREE_DEPTH_LIMIT]
-    cdef PyObject* style_stack[_TREE_DEPTH_LIMIT]  # a _Style, _INHERIT or _PENDING
+    cdef int flag_stack[_DEPTH_LIMIT]
+    cdef PyObject* tag_stack[_DEPTH_LIMIT]
+    cdef PyObject* style_stack[_DEPTH_LIMIT]  # a _Style, _INHERIT or _PENDING
+    # A pending element's attributes, kept until its end (SAX lends them for the start
+    # event only): name NUL value NUL … NUL, from saved_at[depth] (-1: none kept).
+    cdef Py_ssize_t saved_at[_DEPTH_LIMIT]
+    cdef char* saved
+    cdef Py_ssize_t saved_used, saved_size
+    cdef object error  # an exception raised in a SAX callback: the parse stops, scan re-raises
     cdef list owned  # tag names the table could not keep: alive for the walk
     cdef object styled_tags  # scanner._styled_tags, refreshed after each sheet
     cdef list labels
@@ -582,23 +627,100 @@ cdef class _Walker:
         self.current = _Builder("body", 0)
         self.text_any = self.in_word = False
         self.text_nonspace = self.text_words = self.text_cjk = 0
+        self.saved_used = 0
+        self.saved_size = 4096
+        self.saved = <char*>PyMem_Malloc(self.saved_size)
+        if self.saved is NULL:
+            raise MemoryError()
+        self.error = None
 
-    cdef int start(self, tree.xmlNode* node) except -1:
+    def __dealloc__(self):
+        PyMem_Free(self.saved)
+
+    cdef int save(self, Py_ssize_t depth, const tree.xmlChar** atts, bint every) except -1:
+        """Keep the attributes the element's style may need (``every``: all of them)."""
+        cdef Py_ssize_t index = 0, name_size, value_size, needed
+        cdef const char* value
+        cdef char* grown
+        self.saved_at[depth] = self.saved_used
+        while True:
+            name = <const char*>atts[index]
+            if name is NULL:
+                name_size = value_size = 0
+            elif every or _style_attribute(name):
+                value = <const char*>atts[index + 1] if atts[index + 1] is not NULL else _NO_VALUE
+                name_size = strlen(name)
+                value_size = strlen(value)
+            else:
+                index += 2
+                continue
+            needed = self.saved_used + name_size + value_size + 2
+            if needed > self.saved_size:
+                grown = <char*>PyMem_Realloc(self.saved, needed * 2)
+                if grown is NULL:
+                    raise MemoryError()
+                self.saved = grown
+                self.saved_size = needed * 2
+            if name is NULL:
+                self.saved[self.saved_used] = 0
+                self.saved_used += 1
+                return 0
+            memcpy(self.saved + self.saved_used, name, name_size + 1)
+            self.saved_used += name_size + 1
+            memcpy(self.saved + self.saved_used, value, value_size + 1)
+            self.saved_used += value_size + 1
+            index += 2
+
+    cdef object saved_value(self, Py_ssize_t position, const char* name):
+        """A kept attribute of the open element at ``position`` as a str, or None."""
+        cdef Py_ssize_t at = self.saved_at[position]
+        cdef Py_ssize_t size
+        if at < 0:
+            return None
+        while self.saved[at] != 0:
+            size = strlen(self.saved + at)
+            if strcmp(self.saved + at, name) == 0:
+                at += size + 1
+                return _utf8_n(self.saved + at, strlen(self.saved + at))
+            at += size + 1
+            at += strlen(self.saved + at) + 1
+        return None
+
+    cdef dict saved_attributes(self, Py_ssize_t position):
+        """All kept attributes of the open element at ``position``, as the parser target's
+        ``attrib`` (later duplicates win)."""
+        cdef Py_ssize_t at = self.saved_at[position]
+        cdef Py_ssize_t size
+        cdef dict attrib = {}
+        if at < 0:
+            return attrib
+        while self.saved[at] != 0:
+            size = strlen(self.saved + at)
+            name = _utf8_n(self.saved + at, size)
+            at += size + 1
+            size = strlen(self.saved + at)
+            attrib[name] = _utf8_n(self.saved + at, size)
+            at += size + 1
+        return attrib
+
+    cdef int start(self, const tree.xmlChar* name, const tree.xmlChar** atts) except -1:
         if self.text_any:
             self.flush_text()
         cdef Py_ssize_t depth = self.depth
-        if depth >= _TREE_DEPTH_LIMIT:  # the tree may be cut short here: not the events
-            raise OverflowError("as deep as the tree builder's limit")
+        if depth >= _DEPTH_LIMIT:
+            raise OverflowError("deeper than the compiled scan's stacks")
         cdef PyObject* tag_ref
-        cdef int flags = _tag_of(node.name, &tag_ref, self.owned)
-        cdef tree.xmlAttr* attribute
-        self.nodes[depth] = node
+        cdef int flags = _tag_of(name, &tag_ref, self.owned)
+        cdef const char* value
+        if atts is not NULL and atts[0] is NULL:
+            atts = NULL
+        self.saved_at[depth] = -1
         self.tag_stack[depth] = tag_ref
         self.flag_stack[depth] = flags
         self.depth = depth + 1
         if self.skip_depth or flags & _SKIPPED:
             if flags & _BASE and not self.base_seen:
-                self.set_base(node)
+                self.set_base(atts)
             elif flags & _STYLE and not self.collecting_css:
                 self.collecting_css = True
                 self.css = []
@@ -607,14 +729,17 @@ cdef class _Walker:
             return 0
         if flags & _A:
             if self.link_href is None:
-                attribute = _find(node, "href")
-                if attribute is not NULL:
-                    self.link_href = _attribute_value(attribute)
+                value = _find(atts, "href")
+                if value is not NULL:
+                    self.link_href = _utf8_n(value, strlen(value))
                     self.link_text = []
                     self.link_depth = depth
         elif flags & _BASE and not self.base_seen:
-            self.set_base(node)
-        if node.properties is not NULL or <object>tag_ref in self.styled_tags:
+            self.set_base(atts)
+        if atts is not NULL:
+            self.save(depth, atts, flags & _BODY_OR_FONT)
+            self.style_stack[depth] = <PyObject*>_PENDING
+        elif <object>tag_ref in self.styled_tags:
             self.style_stack[depth] = <PyObject*>_PENDING
         else:
             self.style_stack[depth] = <PyObject*>_INHERIT
@@ -625,23 +750,23 @@ cdef class _Walker:
                 self.heading = self.current.heading = self.headings
             elif flags & _SECTIONING:
                 self.heading = self.current.heading = 0
-            label = self.label_of(<object>tag_ref, node)
+            label = self.label_of(<object>tag_ref, atts)
             self.labels.append(label)
             self.current.label = label
         return 0
 
-    cdef object label_of(self, str tag, tree.xmlNode* node):
+    cdef object label_of(self, str tag, const tree.xmlChar** atts):
         """What the section label needs of the element (segmenter.scan._label reads its id
         and class): the tag alone when it has neither."""
-        cdef tree.xmlAttr* element_id = _find(node, "id")
-        cdef tree.xmlAttr* classes = _find(node, "class")
+        cdef const char* element_id = _find(atts, "id")
+        cdef const char* classes = _find(atts, "class")
         if element_id is NULL and classes is NULL:
             return tag
         attrib = {}
         if element_id is not NULL:
-            attrib["id"] = _attribute_value(element_id)
+            attrib["id"] = _utf8_n(element_id, strlen(element_id))
         if classes is not NULL:
-            attrib["class"] = _attribute_value(classes)
+            attrib["class"] = _utf8_n(classes, strlen(classes))
         return (tag, attrib)
 
     cdef int end(self) except -1:
@@ -649,6 +774,8 @@ cdef class _Walker:
             self.flush_text()
         self.depth -= 1
         cdef int flags = self.flag_stack[self.depth]
+        if self.saved_at[self.depth] >= 0:
+            self.saved_used = self.saved_at[self.depth]
         if self.skip_depth:
             self.skip_depth -= 1
             if flags & _STYLE and self.collecting_css:
@@ -670,21 +797,19 @@ cdef class _Walker:
                 self.heading = self.current.heading = 0
         return 0
 
-    cdef int data(self, tree.xmlNode* node) except -1:
-        """A text node: counted as segmenter.scan's ``data`` would buffer it and
-        ``_flush_text`` count the buffer (leading whitespace dropped, words running on
-        across nodes)."""
-        cdef const unsigned char* text = <const unsigned char*>node.content
-        if text is NULL:
+    cdef int data(self, const char* text, Py_ssize_t length) except -1:
+        """Text: counted as segmenter.scan's ``data`` would buffer it and ``_flush_text``
+        count the buffer (leading whitespace dropped, words running on across pieces)."""
+        if length <= 0:
             return 0
         if self.skip_depth:
             if self.collecting_css:
-                self.css.append(_utf8(node.content))
+                self.css.append(_utf8_n(text, length))
             return 0
         cdef Py_ssize_t nonspace = 0, words = 0, cjk = 0
         cdef bint in_word = self.in_word
-        cdef Py_ssize_t length = _count(text, &in_word, &nonspace, &words, &cjk)
-        if not self.text_any and not nonspace and length:
+        _count(<const unsigned char*>text, length, &in_word, &nonspace, &words, &cjk)
+        if not self.text_any and not nonspace:
             return 0  # leading whitespace: it can change no count (segmenter.scan's data)
         self.text_any = True
         self.in_word = in_word
@@ -692,7 +817,7 @@ cdef class _Walker:
         self.text_words += words
         self.text_cjk += cjk
         if self.link_href is not None:
-            self.pieces.append(_utf8(node.content))
+            self.pieces.append(_utf8_n(text, length))
         return 0
 
     cdef object close(self):
@@ -703,10 +828,10 @@ cdef class _Walker:
         self.flush_section()
         return ScanResult(sections=tuple(self.sections), base_url=self.scanner.base_url)
 
-    cdef int set_base(self, tree.xmlNode* node) except -1:
-        cdef tree.xmlAttr* href = _find(node, "href")
+    cdef int set_base(self, const tree.xmlChar** atts) except -1:
+        cdef const char* href = _find(atts, "href")
         if href is not NULL:
-            self.scanner._set_base(_attribute_value(href))
+            self.scanner._set_base(_utf8_n(href, strlen(href)))
             self.base_seen = True
         return 0
 
@@ -727,23 +852,22 @@ cdef class _Walker:
         parent's style at once where nothing can change it (no inline style, bgcolor, class or
         id a rule names, and a tag no rule styles); on a miss, scanner._own_style memoised by
         the element's attributes and combined with the parent's style here."""
-        cdef tree.xmlNode* node = self.nodes[position]
         tag = <object>self.tag_stack[position]
         scanner = self.scanner
         if self.flag_stack[position] & _BODY_OR_FONT:
-            return scanner._style_for(tag, _attributes(node), parent)
-        inline = self.get(node, "style")
-        bgcolor = self.get(node, "bgcolor")
+            return scanner._style_for(tag, self.saved_attributes(position), parent)
+        inline = self.saved_value(position, "style")
+        bgcolor = self.saved_value(position, "bgcolor")
         # a class or id that no rule names changes nothing: not part of the memo's key
         # (the sheet's own memo of that, read here; its method only on a miss)
-        classes = self.get(node, "class") if self.class_rules else None
+        classes = self.saved_value(position, "class") if self.class_rules else None
         if classes is not None:
             named = self.class_hits.get(classes)
             if named is None:
                 named = self.sheet.names_a_class(classes)
             if not named:
                 classes = None
-        element_id = self.get(node, "id") if self.id_rules else None
+        element_id = self.saved_value(position, "id") if self.id_rules else None
         if element_id is not None and not self.sheet.names_an_id(element_id):
             element_id = None
         if inline is None and bgcolor is None and classes is None and element_id is None:
@@ -784,10 +908,6 @@ cdef class _Walker:
         if style is None:
             style = self.scanner._style(*key)
         return style
-
-    cdef object get(self, tree.xmlNode* node, const char* name):
-        cdef tree.xmlAttr* attribute = _find(node, name)
-        return None if attribute is NULL else _attribute_value(attribute)
 
     cdef int flush_text(self) except -1:
         cdef Py_ssize_t nonspace = self.text_nonspace
@@ -850,46 +970,121 @@ cdef class _Walker:
             self.current = _Builder(self.labels[-1], self.heading)
         return 0
 
-    cdef object walk(self, tree.xmlNode* first):
-        """Pre-order over the document's nodes: start, children, end per element."""
-        cdef tree.xmlNode* node = first
-        cdef tree.xmlNode* top = first.parent
-        while node is not NULL:
-            if node.type == tree.XML_ELEMENT_NODE:
-                self.start(node)
-                if node.children is not NULL:
-                    node = node.children
-                    continue
-                self.end()
-            elif node.type == tree.XML_TEXT_NODE or node.type == tree.XML_CDATA_SECTION_NODE:
-                self.data(node)
-            while node.next is NULL:
-                node = node.parent
-                if node is NULL or node is top:
-                    return self.close()
-                self.end()
-            node = node.next
-        return self.close()
+
+# The SAX callbacks: the walker is the parser context's _private (as lxml's own handlers
+# find theirs).  An exception stops the parser; scan() raises it.
+cdef inline _Walker _walker_of(void* context):
+    return <_Walker>(<xmlParserCtxt*>context)._private
+
+
+cdef void _on_start(void* context, const tree.xmlChar* name, const tree.xmlChar** atts) noexcept:
+    walker = _walker_of(context)
+    if walker.error is not None:
+        return
+    try:
+        walker.start(name, atts)
+    except BaseException as error:
+        walker.error = error
+        _stop_parser(<xmlParserCtxt*>context)
+
+
+cdef void _on_end(void* context, const tree.xmlChar* name) noexcept:
+    walker = _walker_of(context)
+    if walker.error is not None:
+        return
+    try:
+        walker.end()
+    except BaseException as error:
+        walker.error = error
+        _stop_parser(<xmlParserCtxt*>context)
+
+
+cdef void _on_text(void* context, const tree.xmlChar* text, int length) noexcept:
+    walker = _walker_of(context)
+    if walker.error is not None:
+        return
+    try:
+        walker.data(<const char*>text, length)
+    except BaseException as error:
+        walker.error = error
+        _stop_parser(<xmlParserCtxt*>context)
+
+
+cdef void _ignore_error(void* data, const void* error) noexcept nogil:
+    pass
+
+
+cdef xmlParserCtxt* _new_sax_context() except NULL:
+    """An HTML parser context whose SAX handler is the one lxml's parser target runs on:
+    libxml2's HTML defaults (the document node, the doctype, ignorable whitespace dropped)
+    with start, end and text events to the walker, and no comment, processing instruction or
+    entity-reference events (``remove_comments``, ``remove_pis``; entities replaced)."""
+    cdef xmlParserCtxt* context = _new_context()
+    if context is NULL:
+        raise MemoryError()
+    cdef _SaxHandler* sax = <_SaxHandler*>context.sax
+    sax.startElementNs = sax.endElementNs = NULL
+    sax.startElement = <void*>_on_start
+    sax.endElement = <void*>_on_end
+    sax.characters = sax.cdataBlock = <void*>_on_text
+    sax.comment = sax.processingInstruction = sax.reference = NULL
+    sax.warning = sax.error = sax.serror = NULL  # errors are recovered from, never shown
+    if _set_error_handler is not NULL:
+        _set_error_handler(context, _ignore_error, NULL)
+    context.replaceEntities = 1
+    return context
+
+
+# One context for the thread that scans first (libxml2 interns tag names in its dictionary,
+# so a name's pointer repeats from page to page: _tag_of's table); any other thread, or a
+# nested scan, gets a context of its own for the page.
+cdef xmlParserCtxt* _shared_context = NULL
+cdef unsigned long _shared_owner = 0
+cdef bint _shared_owned = False
+cdef bint _shared_busy = False
+
+# lxml's HTMLParser(recover=True, no_network=True, huge_tree=True) with its default
+# compact text nodes: the same options, as libxml2's HTML_PARSE_* bits.
+cdef enum:
+    _PARSE_OPTIONS = (1 << 0) | (1 << 11) | (1 << 16) | (1 << 19)
 
 
 def scan(bytes data, str page_url, resolve):
-    """The sections of UTF-8 HTML, as ``segmenter.scan.scan_html`` computes them; None when
-    only the event stream can tell (no tree, or the tree builder stopped early)."""
-    parser = etree.HTMLParser(encoding="utf-8", huge_tree=True, recover=True,
-                              remove_comments=True, remove_pis=True, no_network=True,
-                              collect_ids=False)
-    try:
-        root = etree.fromstring(data, parser)
-    except etree.XMLSyntaxError:
-        return None
-    if root is None:
-        return None
-    cdef cetree._Element element = root
-    cdef tree.xmlNode* first = <tree.xmlNode*>element._c_node
-    while first.prev is not NULL:  # the document's first node (a DTD, or the root)
-        first = first.prev
+    """The sections of UTF-8 HTML, as ``segmenter.scan.scan_html`` computes them from
+    lxml's parser events (libxml2's SAX parser, driven in C); None where the compiled scan
+    declines the page (nesting deeper than its stacks): the caller runs the pure-Python
+    scan."""
+    global _shared_context, _shared_owner, _shared_owned, _shared_busy
+    cdef unsigned long thread = PyThread_get_thread_ident()
+    cdef xmlParserCtxt* context
+    cdef bint shared = not _shared_busy and (not _shared_owned or _shared_owner == thread)
+    if shared:
+        if _shared_context is NULL:
+            _shared_context = _new_sax_context()
+            _shared_owner = thread
+            _shared_owned = True
+        context = _shared_context
+        _shared_busy = True
+    else:
+        context = _new_sax_context()
     walker = _Walker(page_url, resolve)
+    context._private = <void*>walker
+    cdef tree.xmlDoc* document
     try:
-        return walker.walk(first)
-    except OverflowError:
-        return None
+        document = _read_memory(context, data, len(data), NULL, "UTF-8", _PARSE_OPTIONS)
+        if document is not NULL:
+            _free_doc(document)
+        if context.myDoc is not NULL:  # a parse stopped early may leave it
+            _free_doc(context.myDoc)
+            context.myDoc = NULL
+    finally:
+        context._private = NULL
+        if shared:
+            _shared_busy = False
+        else:
+            _free_context(context)
+    if walker.error is not None:
+        if isinstance(walker.error, OverflowError):
+            return None
+        raise walker.error
+    return walker.close()
