@@ -71,11 +71,13 @@ class Segmentation:
 _resolve = normalise_url
 
 
-def segment_html(text: str, url: str, params: AdjustParams = AdjustParams()) -> Segmentation:
-    """Segment decoded HTML of the page at ``url`` (already normalised or not)."""
+def segment_html(text: str, url: str, params: AdjustParams = AdjustParams(),
+                 utf8: bytes | None = None) -> Segmentation:
+    """Segment decoded HTML of the page at ``url`` (already normalised or not); ``utf8``:
+    the text's UTF-8 bytes when they are at hand (``scan_html``)."""
     page_url = _resolve(url, url) or url
     with paused_gc():
-        scanned = scan_html(text, page_url, _resolve)
+        scanned = scan_html(text, page_url, _resolve, utf8)
         adjusted = adjust(scanned.sections, params)
     return Segmentation(page_url, scanned.base_url, scanned.sections, tuple(adjusted))
 
@@ -91,7 +93,7 @@ def segment_bytes(
 
     with paused_gc():
         decoded = decode_html(body, http_charset)
-        result = segment_html(decoded.text, url, params)
+        result = segment_html(decoded.text, url, params, decoded.utf8)
     return Segmentation(
         result.url, result.base_url, result.sections, result.adjusted, decoded.charset
     )

@@ -32,7 +32,7 @@ from __future__ import annotations
 import codecs
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 logger = logging.getLogger(__name__)
@@ -77,6 +77,9 @@ class Decoded:
     text: str
     charset: str
     source: CharsetSource
+    #: ``text`` encoded as UTF-8 when that is the body itself (strictly valid UTF-8 without a
+    #: byte order mark, a cut last character or NUL): the segmenter parses it as is.
+    utf8: bytes | None = field(default=None, compare=False, repr=False)
 
 
 # WHATWG Encoding §4.2 labels -> the superset codec that browsers decode with.  Python's
@@ -172,6 +175,10 @@ def codec_for_label(label: str | None) -> str | None:
 def _decode_strict(body: bytes, codec: str) -> str | None:
     """Decode strictly; a multi-byte character cut by truncation at the very end is
     tolerated (replaced), since the ingest size cap cuts bodies at arbitrary bytes."""
+    try:
+        return body.decode(codec)  # the whole body: no cut character to keep back
+    except (UnicodeError, LookupError):
+        pass
     try:
         decoder = codecs.getincrementaldecoder(codec)(errors="strict")
         text = decoder.decode(body, final=False)
@@ -276,14 +283,15 @@ def _text_sample(prefix: bytes) -> bytes:
     return _WHITESPACE_RUN.sub(b" ", text).strip()[:DETECT_SAMPLE_BYTES_DEFAULT]
 
 
-def _detect(body: bytes) -> tuple[str, str] | None:
-    """(text, codec) by detection, or None when nothing plausible was found."""
+def _detect(body: bytes) -> tuple[str, str, bool] | None:
+    """(text, codec, whether the text is the body decoded strictly as UTF-8) by detection,
+    or None when nothing plausible was found."""
     text = _decode_strict(body, "utf-8")
     if text is not None:
-        return text, "utf-8"
+        return text, "utf-8", True
     text = _mostly_utf8(body)
     if text is not None:
-        return text, "utf-8"
+        return text, "utf-8", False
     # Imported lazily: charset-normalizer loads language models on first use (convention 7).
     import charset_normalizer
 
@@ -304,12 +312,21 @@ def _detect(body: bytes) -> tuple[str, str] | None:
             text = body.decode(codec, errors="replace")
         except (UnicodeError, LookupError):
             return None
-    return text, codec
+    return text, codec, False
 
 
 def _finish(text: str, codec: str, source: CharsetSource) -> Decoded:
     return Decoded(text=text.replace("\x00", "\ufffd"), charset=codecs.lookup(codec).name,
                    source=source)
+
+
+def _finish_utf8(body: bytes, text: str, source: CharsetSource) -> Decoded:
+    """``_finish`` for a body that decoded strictly as UTF-8: when the text's UTF-8 is the
+    body itself (no NUL to replace, no cut character completed by U+FFFD), the body is kept
+    as ``utf8`` and nothing is searched or encoded again."""
+    if b"\x00" in body or text.endswith("\ufffd"):
+        return _finish(text, "utf-8", source)
+    return Decoded(text=text, charset="utf-8", source=source, utf8=body)
 
 
 def decode_html(body: bytes, http_charset: str | None = None) -> Decoded:
@@ -349,7 +366,9 @@ def decode_html(body: bytes, http_charset: str | None = None) -> Decoded:
             # Valid UTF-8 with multi-byte characters beats a legacy label (module docstring).
             utf8 = _decode_strict(body, "utf-8")
             if utf8 is not None:
-                return _finish(utf8, "utf-8", CharsetSource.DETECTED)
+                return _finish_utf8(body, utf8, CharsetSource.DETECTED)
+        if codec == "utf-8":
+            return _finish_utf8(body, strict, source)
         return _finish(strict, codec, source)
 
     utf16 = utf16_without_bom(body)
@@ -358,6 +377,8 @@ def decode_html(body: bytes, http_charset: str | None = None) -> Decoded:
 
     detected = _detect(body)
     if detected is not None:
-        text, codec = detected
+        text, codec, strict_utf8 = detected
+        if strict_utf8:
+            return _finish_utf8(body, text, CharsetSource.DETECTED)
         return _finish(text, codec, CharsetSource.DETECTED)
     return _finish(body.decode("utf-8", errors="replace"), "utf-8", CharsetSource.FALLBACK)

@@ -546,7 +546,7 @@ cdef class _Builder:
         fields["weighted_chars"] = round(self.weighted_chars, 6)
         fields["bold"] = self.bold
         fields["background"] = self.background or WHITE
-        fields["label"] = label if type(label) is str else _label(*label)
+        fields["label"] = label if type(label) is str else label[1]
         fields["fonts"] = described
         fields["heading"] = self.heading if tag in CONTENT_TAGS else 0
         return section
@@ -583,7 +583,8 @@ cdef class _Walker:
     cdef object error  # an exception raised in a SAX callback: the parse stops, scan re-raises
     cdef list owned  # tag names the table could not keep: alive for the walk
     cdef object styled_tags  # scanner._styled_tags, refreshed after each sheet
-    cdef list labels
+    cdef list labels  # per open partitioning element: its tag, or (tag, formatted label)
+    cdef dict formatted_labels  # (tag, id, class) -> (tag, segmenter.scan._label's string)
     cdef Py_ssize_t skip_depth, link_depth, headings, heading
     cdef bint base_seen, collecting_css
     cdef list css, link_text, pieces, sections
@@ -609,6 +610,7 @@ cdef class _Walker:
         self.owned = []
         self.styled_tags = self.scanner._styled_tags
         self.labels = ["body"]
+        self.formatted_labels = {}
         self.skip_depth = self.link_depth = self.headings = self.heading = 0
         self.base_seen = self.collecting_css = False
         self.css = []
@@ -762,12 +764,17 @@ cdef class _Walker:
         cdef const char* classes = _find(atts, "class")
         if element_id is NULL and classes is NULL:
             return tag
-        attrib = {}
-        if element_id is not NULL:
-            attrib["id"] = _utf8_n(element_id, strlen(element_id))
-        if classes is not NULL:
-            attrib["class"] = _utf8_n(classes, strlen(classes))
-        return (tag, attrib)
+        key = (tag, None if element_id is NULL else _utf8_n(element_id, strlen(element_id)),
+               None if classes is NULL else _utf8_n(classes, strlen(classes)))
+        label = self.formatted_labels.get(key)
+        if label is None:
+            attrib = {}
+            if element_id is not NULL:
+                attrib["id"] = key[1]
+            if classes is not NULL:
+                attrib["class"] = key[2]
+            label = self.formatted_labels[key] = (tag, _label(tag, attrib))
+        return label
 
     cdef int end(self) except -1:
         if self.text_any:

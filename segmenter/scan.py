@@ -179,6 +179,12 @@ class _Style:
 
 
 _DEFAULT_STYLE_ARGS = (BLACK, WHITE, False, "serif", "medium")
+#: The styles met so far, by their fields: a style is immutable and depends on nothing else,
+#: so the pages of a process share them (most pages repeat a few dozen colours and fonts,
+#: and each new one costs a CIELAB distance).  Emptied when it reaches _STYLES_KEPT; each
+#: scanner keeps its page's own in ``_styles_by_key``.
+_STYLES: dict[tuple[RGB, RGB, bool, str, str], _Style] = {}
+_STYLES_KEPT = 65536
 #: What an element sets itself, in _Style's field order; None: inherited from the parent.
 Overrides: TypeAlias = "tuple[RGB | None, RGB | None, bool | None, str | None, str | None]"
 
@@ -376,7 +382,13 @@ class _SectionScanner:
         key = (colour, background, bold, family, size)
         style = self._styles_by_key.get(key)
         if style is None:
-            style = self._styles_by_key[key] = _Style(colour, background, bold, family, size)
+            style = _STYLES.get(key)
+            if style is None:
+                if len(_STYLES) >= _STYLES_KEPT:
+                    _STYLES.clear()
+                style = _STYLES[key] = _Style(colour, background, bold, family, size)
+            # the page's own reference: the compiled scan's stacks borrow it
+            self._styles_by_key[key] = style
         return style
 
     def _set_base(self, href: str | None) -> None:
@@ -537,18 +549,22 @@ def _label(tag: str, attrib: Mapping[str, str]) -> str:
     return label
 
 
-def scan_html(text: str, page_url: str, resolve: Resolver) -> ScanResult:
+def scan_html(text: str, page_url: str, resolve: Resolver, utf8: bytes | None = None) -> ScanResult:
     """Scan decoded HTML into sections; links resolved with ``resolve(href, base)``.
 
     Never raises for any text: NUL characters are replaced (libxml2 truncates text at
     NUL), unencodable surrogates replaced, and a document libxml2 cannot parse at all
-    (empty, comment-only) yields no sections.  The compiled scan (:data:`NATIVE`) runs
-    when it is built; this module's parser target otherwise, and wherever the compiled
-    scan declines a page.
+    (empty, comment-only) yields no sections.  ``utf8``: the text's UTF-8 bytes without
+    NUL, when the caller has them (``segmenter.decode.Decoded.utf8``): they are parsed as
+    they are.  The compiled scan (:data:`NATIVE`) runs when it is built; this module's
+    parser target otherwise, and wherever the compiled scan declines a page.
     """
-    if "\x00" in text:
-        text = text.replace("\x00", "\ufffd")
-    data = text.encode("utf-8", "replace")
+    if utf8 is not None:
+        data = utf8
+    else:
+        if "\x00" in text:
+            text = text.replace("\x00", "\ufffd")
+        data = text.encode("utf-8", "replace")
     with paused_gc():
         if NATIVE is not None:
             native = NATIVE.scan(data, page_url, resolve)
