@@ -127,6 +127,10 @@ for _names, _flag in ((SKIPPED_TAGS, _SKIPPED), (PARTITIONING_TAGS, _PARTITIONIN
     for _name in _names:
         _TAG_FLAGS[_name] = _TAG_FLAGS.get(_name, 0) | _flag
 
+#: Section labels by (tag, id, class), for the pages of the process (emptied when full).
+cdef dict _FORMATTED_LABELS = {}
+cdef Py_ssize_t _LABELS_KEPT = 65536
+
 cdef object _PENDING = object()  # a stack entry: resolve this element's style from its node
 cdef object _new_section = Section.__new__
 cdef object _new_link = Link.__new__
@@ -583,8 +587,9 @@ cdef class _Walker:
     cdef object error  # an exception raised in a SAX callback: the parse stops, scan re-raises
     cdef list owned  # tag names the table could not keep: alive for the walk
     cdef object styled_tags  # scanner._styled_tags, refreshed after each sheet
-    cdef list labels  # per open partitioning element: its tag, or (tag, formatted label)
-    cdef dict formatted_labels  # (tag, id, class) -> (tag, segmenter.scan._label's string)
+    # per open partitioning element: its tag, or its depth when it has an id or class (the
+    # label is formatted from its kept attributes only for a section built under it)
+    cdef list labels
     cdef Py_ssize_t skip_depth, link_depth, headings, heading
     cdef bint base_seen, collecting_css
     cdef list css, link_text, pieces, sections
@@ -610,7 +615,6 @@ cdef class _Walker:
         self.owned = []
         self.styled_tags = self.scanner._styled_tags
         self.labels = ["body"]
-        self.formatted_labels = {}
         self.skip_depth = self.link_depth = self.headings = self.heading = 0
         self.base_seen = self.collecting_css = False
         self.css = []
@@ -752,28 +756,28 @@ cdef class _Walker:
                 self.heading = self.current.heading = self.headings
             elif flags & _SECTIONING:
                 self.heading = self.current.heading = 0
-            label = self.label_of(<object>tag_ref, atts)
+            label = <object>tag_ref
+            if _find(atts, "id") is not NULL or _find(atts, "class") is not NULL:
+                label = depth
             self.labels.append(label)
             self.current.label = label
         return 0
 
-    cdef object label_of(self, str tag, const tree.xmlChar** atts):
-        """What the section label needs of the element (segmenter.scan._label reads its id
-        and class): the tag alone when it has neither."""
-        cdef const char* element_id = _find(atts, "id")
-        cdef const char* classes = _find(atts, "class")
-        if element_id is NULL and classes is NULL:
-            return tag
-        key = (tag, None if element_id is NULL else _utf8_n(element_id, strlen(element_id)),
-               None if classes is NULL else _utf8_n(classes, strlen(classes)))
-        label = self.formatted_labels.get(key)
+    cdef object label_at(self, Py_ssize_t position):
+        """(tag, segmenter.scan._label's string) of the open element at ``position``, from
+        its kept id and class."""
+        tag = <object>self.tag_stack[position]
+        key = (tag, self.saved_value(position, "id"), self.saved_value(position, "class"))
+        label = _FORMATTED_LABELS.get(key)
         if label is None:
             attrib = {}
-            if element_id is not NULL:
+            if key[1] is not None:
                 attrib["id"] = key[1]
-            if classes is not NULL:
+            if key[2] is not None:
                 attrib["class"] = key[2]
-            label = self.formatted_labels[key] = (tag, _label(tag, attrib))
+            if len(_FORMATTED_LABELS) >= _LABELS_KEPT:
+                _FORMATTED_LABELS.clear()
+            label = _FORMATTED_LABELS[key] = (tag, _label(tag, attrib))
         return label
 
     cdef int end(self) except -1:
@@ -973,6 +977,8 @@ cdef class _Walker:
     cdef int flush_section(self) except -1:
         cdef _Builder current = self.current
         if current.chars or current.link_count:
+            if type(current.label) is int:
+                current.label = self.label_at(current.label)
             self.sections.append(current.build())
             self.current = _Builder(self.labels[-1], self.heading)
         return 0
