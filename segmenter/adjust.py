@@ -135,20 +135,27 @@ def merge_sections(first: Section, second: Section) -> Section:
 
 def merge_rule(s: Section, t: Section, params: AdjustParams) -> MergeRule:
     """The first of the paper's rules that applies to neighbours S and T."""
-    s_type, t_type = section_type(s, params), section_type(t, params)
-    if s_type is t_type is SectionType.LINK and s.background == t.background:
+    # section_type and Section.afs, read once into locals (this runs for every neighbour
+    # pair of every page)
+    t1, t2 = params.t1, params.t2
+    s_words, t_words = s.words, t.words
+    s_link = (s.anchor_words / s_words if s_words else 0.0) > t1 and s.link_count > t2
+    t_link = (t.anchor_words / t_words if t_words else 0.0) > t1 and t.link_count > t2
+    if s_link and t_link and s.background == t.background:
         return MergeRule.LINK_SAME_BACKGROUND
     if s.bold or t.bold:
         return MergeRule.BOLD
-    if abs(s.afs - t.afs) > params.afs_gap:
+    s_afs = s.weighted_chars / s.chars if s.chars else 0.0
+    t_afs = t.weighted_chars / t.chars if t.chars else 0.0
+    if abs(s_afs - t_afs) > params.afs_gap:
         return MergeRule.FONT_SCORE
-    if s.words > params.wordy and t.words > params.wordy:
+    if s_words > params.wordy and t_words > params.wordy:
         return MergeRule.BOTH_WORDY
-    if s_type is not t_type:
-        larger = s_type if s.words >= t.words else t_type
+    if s_link is not t_link:
+        larger = s_link if s_words >= t_words else t_link
         # section_type of merge_sections(s, t), from the summed counts alone
-        merged = _type_of(s.anchor_words + t.anchor_words, s.words + t.words,
-                          s.link_count + t.link_count, params)
+        merged = _type_of(s.anchor_words + t.anchor_words, s_words + t_words,
+                          s.link_count + t.link_count, params) is SectionType.LINK
         if merged is larger:
             return MergeRule.TYPE_OF_LARGER
     return MergeRule.NO_RULE
@@ -161,7 +168,7 @@ def adjust(sections: Iterable[Section], params: AdjustParams = AdjustParams()) -
     for section in sections:
         if current is None:
             current = section
-        elif merge_rule(current, section, params).merges:
+        elif merge_rule(current, section, params) in _MERGING:
             current = merge_sections(current, section)
         else:
             merged.append(current)
@@ -169,6 +176,9 @@ def adjust(sections: Iterable[Section], params: AdjustParams = AdjustParams()) -
     if current is not None:
         merged.append(current)
     return merged
+
+
+_MERGING = frozenset(rule for rule in MergeRule if rule.merges)
 
 
 def blocks_of(sections: Sequence[Section]) -> list[tuple[Link, ...]]:
