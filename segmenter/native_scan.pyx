@@ -1,18 +1,18 @@
 # cython: language_level=3, cdivision=True
-"""The scanning stage compiled: ``segmenter.scan``'s scan as a C walk of lxml's tree.
+"""The scanning stage compiled: ``segmenter.scan``'s scan on libxml2's SAX events, in C.
 
 Same sections as ``segmenter.scan._SectionScanner`` (the pure-Python scan, and the fallback
-when this extension is not built), computed without a Python call per parser event: lxml
-builds its tree in C, and this module walks libxml2's nodes in C, replaying the events the
-parser target would receive (start, text, end) through the same state machine.  Python
-objects are made only for what a section keeps: non-space text, links, labels, styles.
-Style resolution, ``<base>``, ``<style>`` sheets and URL resolution call the pure-Python
-scanner's own methods, so the rules live in one place.
+when this extension is not built), computed without a Python call per parser event: this
+module runs libxml2's HTML parser (the copy lxml runs) with C callbacks set up as lxml sets
+up a parser target, so they receive the events that scanner receives (start, text, end),
+and feeds them through the same state machine.  No tree is built.  Python objects are made
+only for what a section keeps: non-space text, links, labels, styles.  Style resolution,
+``<base>``, ``<style>`` sheets and URL resolution call the pure-Python scanner's own
+methods, so the rules live in one place.
 
-:func:`scan` returns None where the tree could differ from the event stream (libxml2's
-tree builder stops at 2048 levels of nesting; its event stream does not): the caller then
+:func:`scan` returns None for nesting deeper than its stacks (2,040 levels): the caller then
 runs the pure-Python scan.  ``tests/test_segmenter_same_output.py`` checks both paths give
-the same sections on every page of ``../shared/data``.
+the same sections on every page of ``../shared/data`` and on generated pages.
 """
 from cpython.object cimport PyObject
 from cpython.unicode cimport (
@@ -567,7 +567,7 @@ def _minus_count(item):
 
 
 cdef class _Walker:
-    """The event state machine of ``segmenter.scan._SectionScanner``, driven by a tree walk.
+    """The event state machine of ``segmenter.scan._SectionScanner``, driven by SAX events.
 
     The stacks are C arrays of borrowed references: tag names from the module's table (kept
     for the process), styles from the scanner's ``_styles_by_key`` (kept for the page), and

@@ -16,8 +16,9 @@ CIELAB distance between its font colour and background colour (Eq. 1).
 
 This module is the scan's definition and its pure-Python implementation.  When the
 package's install compiled ``native_scan.pyx`` (setup.py; README "Speed"), :func:`scan_html`
-runs that instead: the same state machine over lxml's tree walked in C, with no Python call
-per parser event, calling back into this module's scanner for styles, sheets and URLs.
+runs that instead: the same state machine on the same parser events, received in C (libxml2's
+SAX callbacks, no Python call per event), calling back into this module's scanner for styles,
+sheets and URLs.
 """
 from __future__ import annotations
 

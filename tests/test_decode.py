@@ -217,6 +217,21 @@ def test_decode_never_raises(body: bytes, http_charset: str | None) -> None:
     assert "\x00" not in decoded.text
     assert isinstance(decoded.source, CharsetSource)
     assert codec_for_label(decoded.charset) is not None or decoded.charset.startswith("utf-16")
+    # the UTF-8 the segmenter parses without encoding again is exactly the text's
+    assert decoded.utf8 is None or decoded.utf8 == decoded.text.encode("utf-8")
+
+
+@pytest.mark.parametrize("body, kept", [
+    ("<p>café</p>".encode(), True),  # strictly valid UTF-8: the body itself
+    (b"<p>plain ascii</p>", True),
+    ("<p>caf\u00e9\x00</p>".encode(), False),  # a NUL to replace
+    ("<p>caf\u00e9".encode()[:-1], False),  # a character cut at the end: completed by U+FFFD
+    (b"\xef\xbb\xbf<p>bom</p>", False),  # the byte order mark is dropped from the text
+    ("<p>café</p>".encode("cp1252"), False),  # a legacy page
+])
+def test_the_utf8_body_is_kept_only_when_it_is_the_texts_utf8(body: bytes, kept: bool) -> None:
+    decoded = decode_html(body, "utf-8")
+    assert (decoded.utf8 is body) is kept
 
 
 @settings(max_examples=100, deadline=None)

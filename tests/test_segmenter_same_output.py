@@ -62,14 +62,77 @@ def test_a_stale_build_is_not_used(monkeypatch, caplog) -> None:
     assert "changed since it was compiled" in caplog.text
 
 
-def test_a_tree_as_deep_as_libxml2s_limit_falls_back_to_the_event_scan() -> None:
-    """The tree builder stops at 2048 levels; the event stream, and so the scan, do not."""
+def test_nesting_deeper_than_the_compiled_stacks_falls_back_to_the_event_scan() -> None:
+    """The compiled scan's stacks hold 2,040 levels; deeper, the pure-Python scan runs."""
     if scan.NATIVE is None:
         pytest.skip("the compiled scan is not built")
     html = "<div>" * 3000 + '<a href="/x">x</a> <a href="/y">y</a>' + "</div>" * 3000
     assert scan.NATIVE.scan(html.encode(), "http://example.com/", _resolve) is None
     assert [[link.href for link in block] for block in segment_html(html, "http://example.com/").blocks] \
         == [["http://example.com/x", "http://example.com/y"]]
+
+
+def test_the_compiled_scan_recovers_from_broken_html_silently(capfd) -> None:
+    """libxml2 recovers from broken markup and says nothing on stderr (a Hadoop task's log
+    would fill with its messages)."""
+    if scan.NATIVE is None:
+        pytest.skip("the compiled scan is not built")
+    html = b"<table><tr><td><a href='/a'>a</td></a></b><p><<<&bogus;<a href=/b>b</table></html></div>"
+    result = scan.NATIVE.scan(html, "http://example.com/", _resolve)
+    assert result is not None and sum(len(s.links) for s in result.sections) == 2
+    assert capfd.readouterr().err == ""
+
+
+def test_an_error_in_a_callback_reaches_the_caller() -> None:
+    """A resolver that raises stops the parse; the compiled scan raises its error, as the
+    pure-Python parser target does."""
+    if scan.NATIVE is None:
+        pytest.skip("the compiled scan is not built")
+
+    def failing(href: str, base: str) -> str | None:
+        raise RuntimeError("resolver failed")
+
+    html = b"<ul><li><a href='a b'>a</a><li><a href='c d'>c</a></ul>"
+    with pytest.raises(RuntimeError, match="resolver failed"):
+        scan.NATIVE.scan(html, "http://example.com/", failing)
+    # the parser context is usable again afterwards
+    assert scan.NATIVE.scan(html, "http://example.com/", _resolve) is not None
+
+
+def test_the_compiled_scan_runs_in_other_threads() -> None:
+    """Another thread gets a parser context of its own: same sections."""
+    if scan.NATIVE is None:
+        pytest.skip("the compiled scan is not built")
+    import threading
+
+    html = ('<div class="nav"><a href="/a">A</a> <a href="/b">B</a></div><p>text '
+            '<a href="/c">c</a></p>').encode()
+    expected = scan.NATIVE.scan(html, "http://example.com/", _resolve)
+    found: list[object] = []
+    threads = [threading.Thread(target=lambda: found.append(
+        scan.NATIVE.scan(html, "http://example.com/", _resolve))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == [expected] * 4
+
+
+def test_segmenting_bytes_equals_segmenting_their_text(shared_data) -> None:
+    """The UTF-8 body parsed as it is (Decoded.utf8) and the decoded text encoded again
+    give the same sections, on real pages."""
+    from relatedpages.corpus.ingest import Page, read_pages
+    from segmenter.decode import decode_html
+
+    warc = sorted(shared_data("web").glob("*.warc.gz"))[0]
+    pages = [item for item in read_pages(warc) if isinstance(item, Page)][:60]
+    kept = 0
+    for page in pages:
+        decoded = decode_html(page.body, page.http_charset)
+        kept += decoded.utf8 is not None
+        assert segment_bytes(page.body, page.url, page.http_charset).sections == \
+            segment_html(decoded.text, page.url).sections
+    assert kept >= 50
 
 
 # -- the two scans on generated pages --------------------------------------------------
