@@ -26,7 +26,9 @@ def add_parser(commands: Any) -> None:
     evaluate = commands.add_parser("eval", help="evaluations")
     evals = evaluate.add_subparsers(dest="evaluation", required=True)
     seg_eval = evals.add_parser("segmentation", help="E/I-precision against human block annotations")
-    seg_eval.add_argument("folder", metavar="DIR", help="e.g. ../shared/data/segmentation/kreuzer-random")
+    seg_eval.add_argument("folder", metavar="DIR|FILE.tsv",
+                          help="a Kreuzer-style folder, e.g. ../shared/data/segmentation/"
+                               "kreuzer-random, or an annotation file, e.g. annotations/zh-gne.tsv")
     seg_eval.add_argument("--plot", default="segmentation-block-sizes.png",
                           help="where to write the block-size distribution (Fig. 4). Default: %(default)s")
     seg_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
@@ -44,6 +46,15 @@ def add_parser(commands: Any) -> None:
                                "Default: %(default)s")
     add_adjust_options(seg_eval.add_argument)
     seg_eval.set_defaults(run=run_segmentation)
+    outline = evals.add_parser(
+        "outline", help="the elements of a page that hold links, with their XPaths: what an "
+                        "annotator of annotations/*.tsv chooses from")
+    outline.add_argument("page", metavar="PAGE.html")
+    outline.add_argument("--url", default="http://page.example/",
+                         help="the page's URL (links resolve against it). Default: %(default)s")
+    outline.add_argument("--anchors", type=int, default=4,
+                         help="anchors shown per element. Default: %(default)s")
+    outline.set_defaults(run=run_outline)
     _add_related(evals)
     _add_moved(evals)
     topics = evals.add_parser(
@@ -134,9 +145,17 @@ def _add_moved(evals: Any) -> None:
 def run_segmentation(args: argparse.Namespace) -> int:
     from relatedpages.evaluation import segmentation as seg_eval
 
+    from relatedpages.evaluation.annotations import AnnotationError
+
     folder = Path(args.folder)
-    if not (folder / "mapping.txt").is_file():
-        raise UsageError(f"{folder}: not an annotated data set (no mapping.txt)")
+    if folder.is_file():
+        try:
+            seg_eval.path_annotated_pages(folder)
+        except (AnnotationError, OSError) as error:
+            raise UsageError(str(error)) from error
+    elif not (folder / "mapping.txt").is_file():
+        raise UsageError(f"{folder}: not an annotated data set (no mapping.txt) nor an "
+                         f"annotation file")
     if args.sweep_t1:
         base = adjust_params(args)
         try:
@@ -163,6 +182,17 @@ def run_segmentation(args: argparse.Namespace) -> int:
     print(f"block-size distribution (Fig. 4): {plot}")
     if args.json:
         print(seg_eval.evaluation_as_json(evaluation))
+    return EXIT_OK
+
+
+def run_outline(args: argparse.Namespace) -> int:
+    from relatedpages.evaluation.annotations import outline
+
+    try:
+        data = Path(args.page).read_bytes()
+    except OSError as error:
+        raise UsageError(f"{args.page}: {error.strerror or error}") from error
+    print(outline(data, args.url, anchors=args.anchors))
     return EXIT_OK
 
 

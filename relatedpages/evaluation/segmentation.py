@@ -40,10 +40,12 @@ _MAPPING_RE = re.compile(r'"(?P<url>[^"]+)"\s*:\s*"(?P<path>[^"]+)"')
 
 @dataclass(frozen=True)
 class AnnotatedPage:
-    name: str
+    name: str  # <site>/…: the split by site reads the first part
     url: str
     dom_path: Path
-    blocks_path: Path
+    blocks_path: Path  # the page with data-block marks (Kreuzer), or dom_path itself
+    #: XPaths of the annotated elements on dom_path (annotations/*.tsv), instead of marks
+    block_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,31 @@ def annotated_pages(folder: Path) -> list[AnnotatedPage]:
     return [pages[key] for key in sorted(pages)]
 
 
+def path_annotated_pages(annotations: Path) -> list[AnnotatedPage]:
+    """The pages of an annotation file (``annotations/*.tsv``, module
+    :mod:`relatedpages.evaluation.annotations`), read from the shared data folder; each is
+    named ``<folder>/<file>``: pages of one folder are one site for the split."""
+    from relatedpages.corpus.shared_data import shared_data_dir
+    from relatedpages.evaluation.annotations import AnnotationError, read_annotations
+
+    data = shared_data_dir()
+    pages = []
+    for annotation in read_annotations(annotations):
+        path = data / annotation.page
+        if not path.is_file():
+            raise AnnotationError(f"{annotations}: {annotation.page} is not in {data}")
+        pages.append(AnnotatedPage(f"{path.parent.name}/{path.name}", annotation.url, path, path,
+                                   annotation.paths))
+    return pages
+
+
+def load_annotated(source: Path) -> list[AnnotatedPage]:
+    """A Kreuzer-style folder (``mapping.txt``) or an annotation file (``*.tsv``)."""
+    if source.is_file():
+        return path_annotated_pages(source)
+    return annotated_pages(source)
+
+
 @dataclass(frozen=True)
 class ManualBlocks:
     blocks: list[frozenset[str]]  # groups of >= 2 links
@@ -114,6 +141,10 @@ def manual_blocks(page: AnnotatedPage) -> ManualBlocks:
     root = parse_dom(page.blocks_path.read_bytes())
     if root is None:
         return ManualBlocks([], frozenset())
+    if page.block_paths:
+        from relatedpages.evaluation.annotations import mark_blocks
+
+        mark_blocks(root, page.block_paths, page.name)
     base = base_url(root, page.url)
     # Keyed by the element itself: it keeps lxml's proxy alive, so identity is stable
     # (id() of a proxy is reused once the proxy is garbage-collected).
@@ -205,10 +236,11 @@ def split_by_site(pages: Sequence[AnnotatedPage], seed: int = SPLIT_SEED_DEFAULT
 
 def select_pages(folder: Path, split: str = "all", seed: int = SPLIT_SEED_DEFAULT,
                  ) -> list[AnnotatedPage]:
-    """The annotated pages of ``folder`` on one side of :func:`split_by_site` (or all)."""
+    """The annotated pages of ``folder`` (or an annotation file) on one side of
+    :func:`split_by_site` (or all)."""
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
-    pages = annotated_pages(folder)
+    pages = load_annotated(folder)
     if split == "all":
         return pages
     dev, test = split_by_site(pages, seed)
