@@ -59,6 +59,7 @@ def _section_record(section: Section, params: AdjustParams, rule: str | None) ->
         "background": "#%02x%02x%02x" % section.background,
         "afs": round(section.afs, 4),
         "fonts": list(section.fonts),
+        "nested": section.nested,  # with the section before it (rules 1 and 5)
         "with_next": rule,
         "anchors": [link.anchor for link in section.links[:5]],
     }
@@ -84,7 +85,8 @@ def _print_sections(seg: Segmentation, params: AdjustParams, out: Any) -> None:
         anchors = ", ".join(a[:20] for a in record["anchors"][:3])
         print(f"{number:>4} {record['type']:<8}{record['links']:>6}{record['words']:>6}"
               f"{record['anchor_words']:>5} {str(record['bold']):<5}{record['background']:<8}"
-              f"{record['afs']:>6.3f}  {record['label']}  [{anchors}]", file=out)
+              f"{record['afs']:>6.3f}  {record['label']}"
+              f"{'' if record['nested'] else ' (not nested in the one above)'}  [{anchors}]", file=out)
         if record["with_next"]:
             print(f"{'':>10}└─ rule {record['with_next']}", file=out)
 

@@ -528,7 +528,7 @@ cdef class _Builder:
         self.background = None
         self.fonts = {}
 
-    cdef object build(self):
+    cdef object build(self, bint nested):
         cdef dict fonts = self.fonts
         if len(fonts) == 1:
             for style in fonts:
@@ -553,6 +553,7 @@ cdef class _Builder:
         fields["label"] = label if type(label) is str else label[1]
         fields["fonts"] = described
         fields["heading"] = self.heading if tag in CONTENT_TAGS else 0
+        fields["nested"] = nested
         return section
 
 
@@ -590,6 +591,8 @@ cdef class _Walker:
     # per open partitioning element: its tag, or its depth when it has an id or class (the
     # label is formatted from its kept attributes only for a section built under it)
     cdef list labels
+    # Section.nested: len(labels) when the last section was built, the lowest since then
+    cdef Py_ssize_t built_depth, lowest_depth
     cdef Py_ssize_t skip_depth, link_depth, headings, heading
     cdef bint base_seen, collecting_css
     cdef list css, link_text, pieces, sections
@@ -615,6 +618,7 @@ cdef class _Walker:
         self.owned = []
         self.styled_tags = self.scanner._styled_tags
         self.labels = ["body"]
+        self.built_depth = self.lowest_depth = 1
         self.skip_depth = self.link_depth = self.headings = self.heading = 0
         self.base_seen = self.collecting_css = False
         self.css = []
@@ -803,6 +807,8 @@ cdef class _Walker:
             self.flush_section()
             if len(self.labels) > 1:
                 self.labels.pop()
+                if len(self.labels) < self.lowest_depth:
+                    self.lowest_depth = len(self.labels)
             self.current.label = self.labels[-1]
             if flags & _SECTION_END:
                 self.heading = self.current.heading = 0
@@ -976,10 +982,14 @@ cdef class _Walker:
 
     cdef int flush_section(self) except -1:
         cdef _Builder current = self.current
+        cdef Py_ssize_t depth
         if current.chars or current.link_count:
             if type(current.label) is int:
                 current.label = self.label_at(current.label)
-            self.sections.append(current.build())
+            depth = len(self.labels)  # segmenter.scan's _flush_section
+            self.sections.append(current.build(
+                not (self.lowest_depth < self.built_depth and depth > self.lowest_depth)))
+            self.built_depth = self.lowest_depth = depth
             self.current = _Builder(self.labels[-1], self.heading)
         return 0
 

@@ -137,6 +137,11 @@ class Section:
     # (CONTENT_TAGS) after it, before the next heading and any sectioning element's start or
     # end.  0 above the first heading, outside a heading's text and for layout (div, table …).
     heading: int = 0
+    # Whether this section's partitioning element lies inside the previous section's, or
+    # encloses it (a menu and its sub-menu, a list and the text around it): False when the
+    # previous one is a sibling's or a cousin's (the next cell, column, box or list).  The
+    # merging rules (1 and 5) join nested partitions only (segmenter.adjust).
+    nested: bool = True
 
     @property
     def afs(self) -> float:
@@ -211,7 +216,7 @@ class _SectionBuilder:
     def empty(self) -> bool:
         return not self.chars and not self.link_count
 
-    def build(self) -> Section:
+    def build(self, nested: bool = True) -> Section:
         fonts = self.fonts
         if len(fonts) == 1:
             described: tuple[str, ...] = tuple(style.describe() for style in fonts)
@@ -232,6 +237,7 @@ class _SectionBuilder:
             label=label if isinstance(label, str) else _label(*label),
             fonts=described,
             heading=self.heading if tag in CONTENT_TAGS else 0,
+            nested=nested,
         )
 
 
@@ -268,6 +274,9 @@ class _SectionScanner:
         self._headings = 0  # h1-h6 elements started so far
         self._heading = 0  # the one whose text is being read (Section.heading), 0: none
         self._current = _SectionBuilder(label="body")
+        # Section.nested: the partitioning depth (len(_labels)) when the last section was
+        # built, and the lowest it has been since.
+        self._built_depth = self._lowest_depth = 1
 
     # -- lxml target interface --------------------------------------------------------
 
@@ -326,6 +335,7 @@ class _SectionScanner:
             self._flush_section()
             if len(self._labels) > 1:
                 self._labels.pop()
+                self._lowest_depth = min(self._lowest_depth, len(self._labels))
             self._current.label = self._labels[-1]
             if tag in SECTION_END_TAGS:
                 self._heading = self._current.heading = 0
@@ -535,7 +545,12 @@ class _SectionScanner:
     def _flush_section(self) -> None:
         current = self._current
         if current.chars or current.link_count:
-            self._sections.append(current.build())
+            # Not nested: the previous section's element ended (the depth went below it)
+            # and this one's started after that (it is above the lowest point).
+            depth = len(self._labels)
+            lowest = self._lowest_depth
+            self._sections.append(current.build(not (lowest < self._built_depth and depth > lowest)))
+            self._built_depth = self._lowest_depth = depth
             self._current = _SectionBuilder(self._labels[-1], self._heading)
 
 
