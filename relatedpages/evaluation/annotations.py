@@ -94,7 +94,7 @@ def outline(data: bytes, url: str, min_links: int = 2, anchors: int = 4) -> str:
         href = anchor.get("href")
         if href is None or normalise_url(href, base) is None:
             continue
-        text = " ".join("".join(anchor.itertext()).split())[:30] or "·"
+        text = " ".join("".join(str(t) for t in anchor.itertext()).split())[:30] or "·"
         for element in anchor.iterancestors():
             counts.setdefault(element, []).append(text)
     tree = root.getroottree()
