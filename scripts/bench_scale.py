@@ -4,6 +4,7 @@
     python scripts/bench_scale.py [--sizes 5000,10000,20000,40000] [--runs 1]
         [--maps 64] [--reduces 64] [--containers 1,2,4 --containers-pages 10000]
         [--compare-compression] [--fixed-pages 200] [--seed 1] [--out out/bench-scale] [--json]
+        [--graph ../shared/data/graphs/cnr-2000/cnr-2000.arcs.tsv.gz]
 
 Starts the MiniCluster (``scripts/minicluster``: HDFS and YARN on loopback) unless one is
 running, and stops it afterwards if it started it.  Per size it generates a crawl
@@ -35,6 +36,11 @@ inline build of the same crawl: the benchmark measures the real pipeline or stop
 scheduling), shown beside the slopes.  ``--compare-compression`` runs the smallest size
 again with map output compression switched the other way from ``conf/mrjob.conf``'s
 (on there by default: Snappy), the database checked identical.
+
+``--graph ARCS`` measures the block co-citation chain alone (``python -m jobs.related``) on a
+real link graph instead: per size, that many pages with links sampled by ``--seed`` become
+segment records, one block each (``relatedpages.corpus.graph_records``), in ``--maps`` files
+on HDFS; the first size's output is compared line for line with an inline run of the chain.
 
 Prints the Fig. 8 table (time per stage by size, shuffle bytes per page, peak memory per task,
 skew), the slopes and the memory ratio against issue 14's goals, the Fig. 9 table, and
@@ -122,6 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "out" / "bench-scale",
                         help="figures, JSON and the work folder. Default: out/bench-scale")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument("--graph", type=Path, metavar="ARCS.tsv[.gz]",
+                        help="the chain alone (python -m jobs.related) on segment records of "
+                        "a real link graph's pages, --sizes of them sampled by --seed "
+                        "(relatedpages.corpus.graph_records), e.g. "
+                        "../shared/data/graphs/cnr-2000/cnr-2000.arcs.tsv.gz")
     args = parser.parse_args(argv)
     try:
         sizes = sorted({int(v) for v in args.sizes.split(",") if v.strip()})
@@ -132,6 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("sizes, runs, maps and reduces must be positive")
     if any(c < 1 for c in containers):
         parser.error("--containers must be positive")
+    if args.graph is not None and not args.graph.is_file():
+        parser.error(f"--graph: {args.graph} is not a file")
     try:
         return _bench(args, sizes, containers)
     except BenchError as error:
@@ -156,6 +169,8 @@ def _bench(args: argparse.Namespace, sizes: list[int], containers: list[int]) ->
         env = _client_env()
         bench = _Bench(args, env, work)
         fixed = None
+        if args.graph is not None:
+            bench.load_graph(args.graph)
         if args.fixed_pages:
             _say(f"fixed cost: {args.fixed_pages} pages, once")
             fixed = summarise([bench.run(args.fixed_pages, 0, None, check=False)])
@@ -226,6 +241,7 @@ class _Bench:
     def __init__(self, args: argparse.Namespace, env: dict[str, str], work: Path) -> None:
         self.args, self.env, self.work = args, env, work
         self.crawls: dict[int, Path] = {}
+        self.graph: dict[int, list[int]] | None = None  # --graph: successors per page
         self.count = 0
         self.reports = work / "python-peaks"
         import yaml
@@ -278,8 +294,39 @@ class _Bench:
         path.write_text(json.dumps(conf, indent=1))
         return path
 
+    def load_graph(self, path: Path) -> None:
+        from relatedpages.corpus.graph_records import read_successors
+
+        _say(f"reading {path}")
+        try:
+            self.graph = read_successors(path)
+        except (OSError, ValueError) as error:
+            raise BenchError(f"--graph: {error}") from None
+
+    def records(self, pages: int) -> Path:
+        """Segment records of ``pages`` sampled pages of the graph, in ``--maps`` files on
+        HDFS (made once); the local copy, one file, for the inline check."""
+        from relatedpages.corpus.graph_records import graph_records, record_line, sample_sources
+
+        folder = self.work / f"records-{pages}"
+        whole = folder / "records.jsonl"
+        if not whole.exists():
+            assert self.graph is not None
+            folder.mkdir()
+            lines = [record_line(record) for record in
+                     graph_records(self.graph, sample_sources(self.graph, pages, self.args.seed))]
+            whole.write_text("".join(lines))
+            parts = [folder / f"part-{n:05d}.jsonl" for n in range(self.args.maps)]
+            for n, part in enumerate(parts):
+                part.write_text("".join(lines[n::self.args.maps]))
+            self._fs("-mkdir", "-p", f"{HDFS_ROOT}/{pages}/records")
+            self._fs("-put", "-f", *map(str, parts), f"{HDFS_ROOT}/{pages}/records/")
+        return whole
+
     def run(self, pages: int, containers: int, compress: bool | None, *, check: bool
             ) -> PipelineRun:
+        if self.args.graph is not None:
+            return self.run_chain(pages, containers, compress, check=check)
         crawl = self.crawl(pages)
         self.count += 1
         name = f"{pages}-{self.count}"
@@ -308,6 +355,51 @@ class _Bench:
         db_bytes = sum(f.stat().st_size for f in db.rglob("*") if f.is_file())
         shutil.rmtree(db)
         return PipelineRun(pages, wall, database, tuple(jobs), records, db_bytes, pairs)
+
+    def run_chain(self, pages: int, containers: int, compress: bool | None, *, check: bool
+                  ) -> PipelineRun:
+        """The block co-citation chain alone (``python -m jobs.related``) on graph records."""
+        records = self.records(pages)
+        self.count += 1
+        output = f"{HDFS_ROOT}/{pages}/chain-{self.count}"
+        before = set(self._histories())
+        command = [sys.executable, "-m", "jobs.related", "-r", "hadoop",
+                   "--conf-path", str(self.conf(containers, compress)),
+                   f"hdfs://{HDFS_ROOT}/{pages}/records/*.jsonl", "-o", f"hdfs://{output}"]
+        started = time.perf_counter()
+        done = subprocess.run(command, cwd=REPO, env=self.env, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+        if done.returncode != 0:
+            raise BenchError(f"jobs.related ({pages} records) failed:\n{done.stderr[-3000:]}")
+        peaks = read_python_peaks(self.reports)
+        jobs = [replace(job, tasks=tuple(replace(task, python_peak_kb=peaks.get(task.task_id, 0))
+                                         for task in job.tasks))
+                for job in self._read_jobs(sorted(set(self._histories()) - before))]
+        if check:
+            self._check_chain(records, output, pages)
+        self._fs("-rm", "-r", "-f", "-skipTrash", output)
+        first = next((job for job in jobs if job.name == "related 1"), None)
+        pairs = 0 if first is None else sum(
+            task.counters.get("MAP_OUTPUT_RECORDS", 0) for task in first.tasks if task.kind == "MAP") // 2
+        return PipelineRun(pages, wall, 0.0, tuple(jobs), 0, 0, pairs)
+
+    def _check_chain(self, records: Path, output: str, pages: int) -> None:
+        """The cluster's chain output equals an inline run's on the same records, line for
+        line (sorted: the part files' order is the reducers')."""
+        inline = self.work / f"chain-inline-{pages}"
+        done = subprocess.run([sys.executable, "-m", "jobs.related", "-r", "inline",
+                               str(records), "-o", str(inline)], cwd=REPO,
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise BenchError(f"the inline chain failed:\n{done.stderr[-3000:]}")
+        local = sorted(line for part in sorted(inline.glob("part-*"))
+                       for line in part.read_text().splitlines())
+        yarn = sorted(self._fs("-cat", f"{output}/part-*").splitlines())
+        if not yarn or yarn != local:
+            raise BenchError(f"{pages} records: the YARN chain's output ({len(yarn)} lines) "
+                             f"differs from the inline chain's ({len(local)})")
+        shutil.rmtree(inline)
+        _say(f"checked: the YARN chain's output equals the inline chain's ({len(yarn):,} lines)")
 
     def _histories(self) -> list[str]:
         """The job history files on HDFS (none before the cluster's first job)."""
@@ -444,7 +536,9 @@ def _summary_int(stdout: str, name: str) -> int:
 def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
             fixed: SizeSummary | None, fig9: dict[int, SizeSummary],
             compression: dict[str, SizeSummary]) -> None:
-    print(f"Fig. 8: the pipeline at the defaults on YARN (MiniCluster), {args.maps} map files, "
+    what = ("the pipeline" if args.graph is None
+            else f"the block co-citation chain alone on {args.graph.name}'s pages (seed {args.seed})")
+    print(f"Fig. 8: {what} at the defaults on YARN (MiniCluster), {args.maps} map files, "
           f"{args.reduces} reducers per job, median of {args.runs}")
     print(format_fig8_table(sizes))
     print()
@@ -476,6 +570,7 @@ def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
         print(f"| CPU time of all tasks | {off.cpu_seconds:.0f} s | {on.cpu_seconds:.0f} s |")
     figures: dict[str, Any] = {
         "maps": args.maps, "reduces": args.reduces, "runs": args.runs, "seed": args.seed,
+        "graph": str(args.graph) if args.graph is not None else None,
         "sizes": [asdict(s) for s in sizes], "fixed": asdict(fixed) if fixed else None,
         "containers": {str(c): asdict(s) for c, s in fig9.items()},
         "compression": {k: asdict(s) for k, s in compression.items()},

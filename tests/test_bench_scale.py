@@ -203,6 +203,57 @@ def test_bench_scale_on_the_minicluster(tmp_path):
     assert not (tmp_path / "work" / "db-60-1").exists()  # each run's database is removed
 
 
+@pytest.mark.hadoop
+@pytest.mark.slow
+def test_the_chain_alone_on_a_real_graph_on_the_minicluster(tmp_path, shared_data):
+    """--graph: the chain alone on sampled pages of cnr-2000 (its first 3,000 arcs here), the
+    first size's output checked against an inline run of the chain inside the script."""
+    import gzip
+
+    arcs = tmp_path / "arcs.tsv"
+    with gzip.open(shared_data("graphs/cnr-2000") / "cnr-2000.arcs.tsv.gz", "rt") as whole:
+        arcs.write_text("".join(line for _, line in zip(range(3000), whole)))
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--graph", str(arcs), "--sizes", "40,80", "--maps", "2",
+         "--reduces", "2", "--fixed-pages", "0", "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=2400, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "checked: the YARN chain's output equals the inline chain's" in done.stderr
+    assert "the block co-citation chain alone on arcs.tsv's pages (seed 1)" in done.stdout
+    assert "| related 1 |" in done.stdout and "| segment 1 |" not in done.stdout
+    figures = json.loads((tmp_path / "out" / "scale.json").read_text())
+    assert [s["pages"] for s in figures["sizes"]] == [40, 80]
+    assert all(s["pairs_per_page"] > 0 for s in figures["sizes"])
+
+
+def test_graph_records_sample_pages_with_links_and_cite_their_successors(tmp_path):
+    from relatedpages.corpus.graph_records import (
+        graph_records, read_successors, record_line, sample_sources,
+    )
+
+    arcs = tmp_path / "arcs.tsv"
+    arcs.write_text("# a graph\n0\t5\n0\t2\n3\t0\n7\t8\n7\t9\n7\t3\n")
+    successors = read_successors(arcs)
+    assert successors == {0: [5, 2], 3: [0], 7: [8, 9, 3]}
+    small, large = sample_sources(successors, 2, 1), sample_sources(successors, 10, 1)
+    assert len(small) == 2 and small == sorted(small) and large == [0, 3, 7]
+    assert sample_sources(successors, 2, 1) == small  # seeded
+    record = next(graph_records(successors, [7]))
+    assert record["site"] == "p7.org" and [l["href"] for l in record["blocks"][0]] == [
+        "http://www.p8.org/", "http://www.p9.org/", "http://www.p3.org/"]
+    key, value = record_line(record).rstrip("\n").split("\t")
+    assert json.loads(key) == record["url"] and json.loads(value) == record
+    arcs.write_text("0\t5\nnot an arc\n")
+    with pytest.raises(ValueError, match="arcs.tsv:2: expected"):
+        read_successors(arcs)
+
+
+def test_a_missing_graph_is_a_usage_error(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--graph", str(tmp_path / "none.tsv")],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 2 and "is not a file" in done.stderr
+
+
 def test_a_work_folder_the_bench_did_not_make_is_left_alone(tmp_path):
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "mine.txt").write_text("keep me")
