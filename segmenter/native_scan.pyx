@@ -1078,6 +1078,7 @@ def scan(bytes data, str page_url, resolve):
     declines the page (nesting deeper than its stacks): the caller runs the pure-Python
     scan."""
     global _shared_context, _shared_owner, _shared_owned, _shared_busy
+    walker = _Walker(page_url, resolve)  # before a context is taken: nothing to give back
     cdef unsigned long thread = PyThread_get_thread_ident()
     cdef xmlParserCtxt* context
     cdef bint shared = not _shared_busy and (not _shared_owned or _shared_owner == thread)
@@ -1090,7 +1091,6 @@ def scan(bytes data, str page_url, resolve):
         _shared_busy = True
     else:
         context = _new_sax_context()
-    walker = _Walker(page_url, resolve)
     context._private = <void*>walker
     cdef tree.xmlDoc* document
     try:
