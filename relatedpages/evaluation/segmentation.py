@@ -312,8 +312,8 @@ def worst_pages(evaluation: Evaluation, count: int = 10) -> str:
     ranked = sorted(evaluation.after.pages, key=lambda p: (
         p.included / p.blocks if p.blocks else 1.0, p.exact / p.blocks if p.blocks else 1.0,
         p.name))
-    lines = [f"Per page, judged view (lowest I-precision after adjusting first; {count} of "
-             f"{len(ranked)}):",
+    lines = [f"Per page, judged view (lowest I-precision after adjusting first; "
+             f"{min(count, len(ranked))} of {len(ranked)}):",
              f"{'page':<44}{'manual':>7}{'ours':>6}{'E':>7}{'I':>7}{'ref':>6}{'E':>7}{'I':>7}"]
     for page in ranked[:count]:
         ref = reference[page.name]
