@@ -332,20 +332,11 @@ class _Bench:
         name = f"{pages}-{self.count}"
         db = self.work / f"db-{name}"
         env = dict(self.env, MRJOB_CONF=str(self.conf(containers, compress)))
-        before = set(self._histories())
         command = [sys.executable, "-m", "relatedpages.cli", "build",
                    f"hdfs://{HDFS_ROOT}/{pages}/crawl/*.warc.gz", "--runner", "hadoop",
                    "--work", f"hdfs://{HDFS_ROOT}/{pages}/run-{self.count}", "--db", str(db),
                    "--log", str(self.work / f"build-{name}.log")]
-        started = time.perf_counter()
-        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - started
-        if done.returncode != 0:
-            raise BenchError(f"relatedpages build ({pages} pages) failed:\n{done.stderr[-3000:]}")
-        peaks = read_python_peaks(self.reports)
-        jobs = [replace(job, tasks=tuple(replace(task, python_peak_kb=peaks.get(task.task_id, 0))
-                                         for task in job.tasks))
-                for job in self._read_jobs(sorted(set(self._histories()) - before))]
+        done, wall, jobs = self._timed(command, env, f"relatedpages build ({pages} pages)")
         database = _stage_time(done.stdout, "database")
         records = _summary_int(done.stdout, "database records")
         pairs = _summary_int(done.stdout, "related pairs")
@@ -362,19 +353,10 @@ class _Bench:
         records = self.records(pages)
         self.count += 1
         output = f"{HDFS_ROOT}/{pages}/chain-{self.count}"
-        before = set(self._histories())
         command = [sys.executable, "-m", "jobs.related", "-r", "hadoop",
                    "--conf-path", str(self.conf(containers, compress)),
                    f"hdfs://{HDFS_ROOT}/{pages}/records/*.jsonl", "-o", f"hdfs://{output}"]
-        started = time.perf_counter()
-        done = subprocess.run(command, cwd=REPO, env=self.env, capture_output=True, text=True)
-        wall = time.perf_counter() - started
-        if done.returncode != 0:
-            raise BenchError(f"jobs.related ({pages} records) failed:\n{done.stderr[-3000:]}")
-        peaks = read_python_peaks(self.reports)
-        jobs = [replace(job, tasks=tuple(replace(task, python_peak_kb=peaks.get(task.task_id, 0))
-                                         for task in job.tasks))
-                for job in self._read_jobs(sorted(set(self._histories()) - before))]
+        _, wall, jobs = self._timed(command, self.env, f"jobs.related ({pages} records)")
         if check:
             self._check_chain(records, output, pages)
         self._fs("-rm", "-r", "-f", "-skipTrash", output)
@@ -400,6 +382,22 @@ class _Bench:
                              f"differs from the inline chain's ({len(local)})")
         shutil.rmtree(inline)
         _say(f"checked: the YARN chain's output equals the inline chain's ({len(yarn):,} lines)")
+
+    def _timed(self, command: list[str], env: dict[str, str], what: str
+               ) -> tuple[subprocess.CompletedProcess[str], float, list[JobFigures]]:
+        """Run a cluster client command: its result, wall time, and the figures of the jobs
+        it ran (from the job histories new since it started, with each task's Python peak)."""
+        before = set(self._histories())
+        started = time.perf_counter()
+        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+        if done.returncode != 0:
+            raise BenchError(f"{what} failed:\n{done.stderr[-3000:]}")
+        peaks = read_python_peaks(self.reports)
+        jobs = [replace(job, tasks=tuple(replace(task, python_peak_kb=peaks.get(task.task_id, 0))
+                                         for task in job.tasks))
+                for job in self._read_jobs(sorted(set(self._histories()) - before))]
+        return done, wall, jobs
 
     def _histories(self) -> list[str]:
         """The job history files on HDFS (none before the cluster's first job)."""

@@ -143,19 +143,21 @@ def _add_moved(evals: Any) -> None:
 
 
 def run_segmentation(args: argparse.Namespace) -> int:
-    from relatedpages.evaluation import segmentation as seg_eval
-
     from relatedpages.evaluation.annotations import AnnotationError
 
     folder = Path(args.folder)
-    if folder.is_file():
-        try:
-            seg_eval.path_annotated_pages(folder)
-        except (AnnotationError, OSError) as error:
-            raise UsageError(str(error)) from error
-    elif not (folder / "mapping.txt").is_file():
+    if not folder.is_file() and not (folder / "mapping.txt").is_file():
         raise UsageError(f"{folder}: not an annotated data set (no mapping.txt) nor an "
                          f"annotation file")
+    try:
+        return _segmentation(args, folder)
+    except AnnotationError as error:  # a malformed line, a page not there, a stale path
+        raise UsageError(str(error)) from error
+
+
+def _segmentation(args: argparse.Namespace, folder: Path) -> int:
+    from relatedpages.evaluation import segmentation as seg_eval
+
     if args.sweep_t1:
         base = adjust_params(args)
         try:

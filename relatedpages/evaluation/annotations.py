@@ -44,7 +44,11 @@ class AnnotationError(ValueError):
 def read_annotations(path: Path) -> list[PathAnnotation]:
     """The pages of an annotation file, in the order they first appear."""
     pages: dict[str, tuple[str, list[str]]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise AnnotationError(f"{path}: {error}") from None
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
         fields = line.split("\t")
