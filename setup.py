@@ -29,6 +29,10 @@ INSTALL_REQUIRES = [
     "numpy==2.4.6",  # the connectivity server's arrays and LLI's SVD (also matplotlib's)
 ]
 
+#: mrjob's ``-r spark`` on pyspark's local master (Spark's jars come in the wheel), pinned like
+#: the rest: 3.5.9 runs mrjob 0.7.4's harness on Java 17 (tests/test_job_spark.py).
+SPARK_REQUIRES = ["pyspark==3.5.9"]
+
 TEST_REQUIRES = [
     "pytest==9.2.0",
     "hypothesis==6.170.15",
@@ -37,6 +41,7 @@ TEST_REQUIRES = [
     "selenium==4.50.0",  # the explorer's tests drive Debian's chromium (chromium-driver)
     "networkx==3.6.1",  # the walk baselines are checked against its pagerank
     "scipy==1.17.1",  # networkx.pagerank needs it
+    *SPARK_REQUIRES,  # the Spark runner's tests and bench_scale.py --spark
 ]
 
 
@@ -82,6 +87,6 @@ setup(
                                              "conf/stoplist.txt", "conf/relatedpages.cron"])],
     ext_modules=native_extensions(),
     install_requires=INSTALL_REQUIRES,
-    extras_require={"test": TEST_REQUIRES},
+    extras_require={"test": TEST_REQUIRES, "spark": SPARK_REQUIRES},
     entry_points={"console_scripts": ["relatedpages=relatedpages.cli:main"]},
 )

@@ -3,7 +3,12 @@ ships to its tasks the way a cluster needs them (``DIRS``, paths relative to the
 own file; ``-r inline`` would hide a missing one, ``-r local`` and Hadoop do not)."""
 from __future__ import annotations
 
+import os
+import shutil
+from typing import Any
+
 from mrjob.job import MRJob
+from mrjob.parse import is_uri
 from mrjob.protocol import StandardJSONProtocol
 
 from filters.config import conf_path
@@ -23,6 +28,42 @@ class ShippedJob(MRJob):
     OUTPUT_PROTOCOL = StandardJSONProtocol
     DIRS = ["../jobs#jobs", "../relatedpages#relatedpages", "../segmenter#segmenter",
             "../filters#filters", *([f"{_CONF}#conf"] if _CONF.is_dir() else [])]
+
+    def _runner_class(self) -> Any:
+        """``-r spark`` gets :func:`spark_runner_class`; every other runner is mrjob's."""
+        runner_class = super()._runner_class()
+        return spark_runner_class() if runner_class.alias == "spark" else runner_class
+
+
+def spark_runner_class() -> Any:
+    """mrjob 0.7.4's Spark runner, with its local scratch folder made and removed.
+
+    On a local master (``--spark-master local[N]``, the default) the runner names a scratch
+    folder (``<tmp>/<job key>-spark``, or ``<--spark-tmp-dir>/<job key>``) that nothing
+    creates; the Spark harness then fails to ``os.mkdir`` the counters' folder inside it
+    after the job's steps have run, so the run exits 1 without counters.  This runner makes
+    that folder before the steps (if it is not there) and removes it with its other
+    scratch files, only when it made it.  Imported only for ``-r spark``: a Hadoop task
+    never loads Spark's runner."""
+    from mrjob.spark.runner import SparkMRJobRunner
+
+    class LocalSparkRunner(SparkMRJobRunner):  # type: ignore[misc]
+        _made_spark_tmp: str | None = None
+
+        def _run(self) -> None:
+            folder = self._spark_tmp_dir
+            if not is_uri(folder) and not os.path.exists(folder):
+                os.makedirs(folder)
+                self._made_spark_tmp = folder
+            super()._run()
+
+        def _cleanup_local_tmp(self) -> None:
+            super()._cleanup_local_tmp()
+            if self._made_spark_tmp:
+                shutil.rmtree(self._made_spark_tmp, ignore_errors=True)
+                self._made_spark_tmp = None
+
+    return LocalSparkRunner
 
 
 def summed_counters(steps: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:

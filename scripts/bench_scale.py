@@ -4,7 +4,7 @@
     python scripts/bench_scale.py [--sizes 5000,10000,20000,40000] [--runs 1]
         [--maps 64] [--reduces 64] [--containers 1,2,4 --containers-pages 10000]
         [--compare-compression] [--fixed-pages 200] [--seed 1] [--out out/bench-scale] [--json]
-        [--graph ../shared/data/graphs/cnr-2000/cnr-2000.arcs.tsv.gz]
+        [--graph ../shared/data/graphs/cnr-2000/cnr-2000.arcs.tsv.gz [--spark]]
 
 Starts the MiniCluster (``scripts/minicluster``: HDFS and YARN on loopback) unless one is
 running, and stops it afterwards if it started it.  Per size it generates a crawl
@@ -41,6 +41,10 @@ again with map output compression switched the other way from ``conf/mrjob.conf`
 real link graph instead: per size, that many pages with links sampled by ``--seed`` become
 segment records, one block each (``relatedpages.corpus.graph_records``), in ``--maps`` files
 on HDFS; the first size's output is compared line for line with an inline run of the chain.
+With ``--spark`` the same records also go through the chain on Spark (mrjob's ``-r spark``,
+pyspark's local master on this machine's cores, ``--reduces`` partitions), timed beside YARN,
+its first output compared with the inline chain's too.  (The pipeline's segment job reads WARC
+bytes through ``mapper_raw``, an input manifest that mrjob's Spark harness does not run.)
 
 Prints the Fig. 8 table (time per stage by size, shuffle bytes per page, peak memory per task,
 skew), the slopes and the memory ratio against issue 14's goals, the Fig. 9 table, and
@@ -50,6 +54,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -64,18 +70,25 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
+from relatedpages.corpus.warc_split import split_warc  # noqa: E402
 from relatedpages.evaluation.job_history import (  # noqa: E402
     HistoryError,
     JobFigures,
     read_job_history,
 )
-from relatedpages.evaluation.launcher import LAUNCHER  # noqa: E402
+from relatedpages.evaluation.launcher import (  # noqa: E402
+    read_launcher_report,
+    read_python_peaks,
+    write_python_launcher,
+)
 from relatedpages.evaluation.scale import (  # noqa: E402
     PipelineRun,
     SizeSummary,
     format_fig8_table,
     format_per_page_table,
+    format_spark_table,
     label,
+    median_by_stage,
     plot_fig8,
     plot_fig9,
     stage_key,
@@ -128,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "out" / "bench-scale",
                         help="figures, JSON and the work folder. Default: out/bench-scale")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument("--spark", action="store_true",
+                        help="with --graph: also run the chain on Spark (-r spark, local master)")
     parser.add_argument("--graph", type=Path, metavar="ARCS.tsv[.gz]",
                         help="the chain alone (python -m jobs.related) on segment records of "
                         "a real link graph's pages, --sizes of them sampled by --seed "
@@ -145,6 +160,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--containers must be positive")
     if args.graph is not None and not args.graph.is_file():
         parser.error(f"--graph: {args.graph} is not a file")
+    if args.spark and args.graph is None:
+        parser.error("--spark runs the chain alone: give --graph too (the segment job's "
+                     "mapper_raw is not supported by mrjob's Spark harness)")
+    if args.spark and importlib.util.find_spec("pyspark") is None:
+        parser.error("--spark needs pyspark: pip install -e '.[spark]'")
     try:
         return _bench(args, sizes, containers)
     except BenchError as error:
@@ -175,11 +195,16 @@ def _bench(args: argparse.Namespace, sizes: list[int], containers: list[int]) ->
             _say(f"fixed cost: {args.fixed_pages} pages, once")
             fixed = summarise([bench.run(args.fixed_pages, 0, None, check=False)])
         by_size: dict[int, list[PipelineRun]] = {}
+        spark: dict[int, list[dict[str, float]]] = {}
         for index, pages in enumerate(sizes):
             for number in range(args.runs):
                 _say(f"{pages:,} pages, run {number + 1} of {args.runs}")
                 by_size.setdefault(pages, []).append(
                     bench.run(pages, 0, None, check=index == 0 and number == 0))
+            for number in range(args.runs if args.spark else 0):
+                _say(f"{pages:,} pages on Spark, run {number + 1} of {args.runs}")
+                spark.setdefault(pages, []).append(
+                    bench.run_spark(pages, check=index == 0 and number == 0))
         summaries = [summarise(by_size[pages]) for pages in sizes]
         fig9: dict[int, SizeSummary] = {}
         if containers:
@@ -203,7 +228,8 @@ def _bench(args: argparse.Namespace, sizes: list[int], containers: list[int]) ->
     finally:
         if started_cluster:
             subprocess.run([str(MINICLUSTER), "stop"], capture_output=True, timeout=180)
-    _report(args, out, summaries, fixed, fig9, compression)
+    _report(args, out, summaries, fixed, fig9, compression,
+            {pages: median_by_stage(runs) for pages, runs in spark.items()})
     return 0
 
 
@@ -242,6 +268,7 @@ class _Bench:
         self.args, self.env, self.work = args, env, work
         self.crawls: dict[int, Path] = {}
         self.graph: dict[int, list[int]] | None = None  # --graph: successors per page
+        self.inline_digests: dict[int, str] = {}  # --graph: the inline chain's output per size
         self.count = 0
         self.reports = work / "python-peaks"
         import yaml
@@ -380,8 +407,39 @@ class _Bench:
         if not yarn or yarn != local:
             raise BenchError(f"{pages} records: the YARN chain's output ({len(yarn)} lines) "
                              f"differs from the inline chain's ({len(local)})")
+        self.inline_digests[pages] = _digest(local)
         shutil.rmtree(inline)
         _say(f"checked: the YARN chain's output equals the inline chain's ({len(yarn):,} lines)")
+
+    def run_spark(self, pages: int, *, check: bool) -> dict[str, float]:
+        """The chain on Spark (mrjob's ``-r spark``: pyspark's local master on this machine's
+        cores, ``--reduces`` partitions) on the same records, read as a local file; timed by
+        the benchmarks' launcher: wall time, CPU time of spark-submit's JVM and its Python
+        workers, and the peak RSS of the largest of them.  With ``check`` (the first size)
+        its output must equal the inline chain's, which the YARN run's check computed."""
+        records = self.records(pages)
+        self.count += 1
+        output, report = self.work / f"spark-{self.count}", self.work / f"spark-{self.count}.txt"
+        write_python_launcher(self.work, self.reports)
+        command = [sys.executable, "-I", "-S", str(self.work / "launcher.py"), str(report),
+                   sys.executable, "-m", "jobs.related", "-r", "spark",
+                   "--spark-master", f"local[{os.cpu_count() or 1}]",
+                   "--jobconf", f"mapreduce.job.reduces={self.args.reduces}",
+                   str(records), "-o", str(output)]
+        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise BenchError(f"jobs.related -r spark ({pages} records) failed:\n"
+                             f"{done.stderr[-3000:]}")
+        wall, cpu, peak_kb, _ = read_launcher_report(report)
+        if check:
+            lines = sorted(line for part in sorted(output.glob("part-*"))
+                           for line in part.read_text().splitlines())
+            if _digest(lines) != self.inline_digests.get(pages):
+                raise BenchError(f"{pages} records: the Spark chain's output ({len(lines)} "
+                                 "lines) differs from the inline chain's")
+            _say(f"checked: the Spark chain's output equals the inline chain's ({len(lines):,} lines)")
+        shutil.rmtree(output)
+        return {"wall": wall, "cpu": cpu, "peak_mb": peak_kb / 1024}
 
     def _timed(self, command: list[str], env: dict[str, str], what: str
                ) -> tuple[subprocess.CompletedProcess[str], float, list[JobFigures]]:
@@ -457,64 +515,8 @@ class _Bench:
         _say(f"checked: the YARN database equals the inline build ({len(yarn_records):,} records)")
 
 
-def write_python_launcher(work: Path, reports: Path) -> Path:
-    """The tasks' ``python_bin``: this interpreter under the benchmarks' launcher
-    (``relatedpages.evaluation.launcher``), which reports the Python process's own peak RSS
-    in a file named after the task attempt (Hadoop Streaming puts the job configuration in
-    the task's environment, dots as underscores).  Hadoop's memory counter covers the whole
-    container: the task JVM, whose shuffle buffers grow with the input up to its heap's
-    limit, and the Python process together.  The cluster is this machine, so the reports
-    land in a local folder.  Made once."""
-    launcher = work / "python-rss"
-    if not launcher.exists():
-        reports.mkdir(parents=True, exist_ok=True)
-        script = work / "launcher.py"
-        script.write_text(LAUNCHER)
-        report = f'{reports}/${{mapreduce_task_attempt_id:-unknown}}.$$'
-        launcher.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S {script} "{report}" '
-                            f'{sys.executable} "$@"\n')
-        launcher.chmod(0o755)
-    return launcher
-
-
-def read_python_peaks(reports: Path) -> dict[str, int]:
-    """Peak KB of the Python process per task id (the largest of its attempts); the reports
-    read are removed, so each run reads only its own."""
-    peaks: dict[str, int] = {}
-    for report in reports.glob("attempt_*"):
-        attempt = report.name.split(".", 1)[0]  # attempt_<cluster>_<job>_<m|r>_<n>_<try>
-        task = "task_" + attempt.removeprefix("attempt_").rsplit("_", 1)[0]
-        fields = report.read_text().split()  # seconds cpu_seconds maxrss_kb exit_code
-        peak = int(fields[2]) if len(fields) == 4 and fields[2].isdigit() else 0
-        peaks[task] = max(peaks.get(task, 0), peak)
-        report.unlink()
-    return peaks
-
-
-def split_warc(path: Path, parts: int, folder: Path) -> list[Path]:
-    """``path`` cut into ``parts`` WARC files of consecutive records, each a byte copy of
-    whole gzip members (a WARC.gz record is one member); fewer when there are fewer records."""
-    from warcio.archiveiterator import ArchiveIterator
-
-    spans: list[tuple[int, int]] = []
-    with path.open("rb") as handle:
-        records = ArchiveIterator(handle)
-        for _ in records:
-            records.read_to_end()
-            spans.append((records.get_record_offset(), records.get_record_length()))
-    folder.mkdir(parents=True, exist_ok=True)
-    count = max(1, min(parts, len(spans)))
-    written = []
-    with path.open("rb") as source:
-        for part in range(count):
-            chunk = spans[part * len(spans) // count: (part + 1) * len(spans) // count]
-            target = folder / f"part-{part:05d}.warc.gz"
-            with target.open("wb") as sink:
-                for offset, length in chunk:
-                    source.seek(offset)
-                    sink.write(source.read(length))
-            written.append(target)
-    return written
+def _digest(lines: list[str]) -> str:
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 def _stage_time(stdout: str, stage: str) -> float:
@@ -533,7 +535,7 @@ def _summary_int(stdout: str, name: str) -> int:
 
 def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
             fixed: SizeSummary | None, fig9: dict[int, SizeSummary],
-            compression: dict[str, SizeSummary]) -> None:
+            compression: dict[str, SizeSummary], spark: dict[int, dict[str, float]]) -> None:
     what = ("the pipeline" if args.graph is None
             else f"the block co-citation chain alone on {args.graph.name}'s pages (seed {args.seed})")
     print(f"Fig. 8: {what} at the defaults on YARN (MiniCluster), {args.maps} map files, "
@@ -545,6 +547,10 @@ def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
         print(line)
     plot_fig8(sizes, out / "fig8-time-vs-pages.png")
     print(f"figure: {out / 'fig8-time-vs-pages.png'}")
+    if spark:
+        print(f"\nThe chain on Spark (-r spark, local[{os.cpu_count() or 1}], {args.reduces} "
+              f"partitions) beside YARN, median of {args.runs}")
+        print(format_spark_table(sizes, spark))
     print()
     print(format_per_page_table(sizes[-1]))
     if fig9:
@@ -572,6 +578,7 @@ def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
         "sizes": [asdict(s) for s in sizes], "fixed": asdict(fixed) if fixed else None,
         "containers": {str(c): asdict(s) for c, s in fig9.items()},
         "compression": {k: asdict(s) for k, s in compression.items()},
+        "spark": {str(pages): figures for pages, figures in spark.items()},
         "verdicts": lines,
     }
     (out / "scale.json").write_text(json.dumps(figures, indent=1))

@@ -164,16 +164,17 @@ def test_split_warc_keeps_every_record_in_order(tmp_path):
     from warcio.archiveiterator import ArchiveIterator
 
     from relatedpages.corpus.generate import generate_crawl, iter_pages
+    from relatedpages.corpus.warc_split import split_warc
 
     crawl = generate_crawl(tmp_path / "crawl.warc.gz", pages=50, seed=3)
-    parts = load_script().split_warc(crawl.path, 4, tmp_path / "parts")
+    parts = split_warc(crawl.path, 4, tmp_path / "parts")
     assert len(parts) == 4
     urls = []
     for part in parts:
         with part.open("rb") as handle:
             urls += [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(handle)]
     assert urls == [url for url, _, _ in iter_pages(50, seed=3)]
-    assert len(load_script().split_warc(crawl.path, 80, tmp_path / "more")) == 50
+    assert len(split_warc(crawl.path, 80, tmp_path / "more")) == 50
 
 
 # -- the benchmark on the MiniCluster --------------------------------------------------------
@@ -207,7 +208,8 @@ def test_bench_scale_on_the_minicluster(tmp_path):
 @pytest.mark.slow
 def test_the_chain_alone_on_a_real_graph_on_the_minicluster(tmp_path, shared_data):
     """--graph: the chain alone on sampled pages of cnr-2000 (its first 3,000 arcs here), the
-    first size's output checked against an inline run of the chain inside the script."""
+    first size's output checked against an inline run of the chain inside the script; with
+    --spark the same records on Spark's local master too, checked the same way."""
     import gzip
 
     arcs = tmp_path / "arcs.tsv"
@@ -215,15 +217,26 @@ def test_the_chain_alone_on_a_real_graph_on_the_minicluster(tmp_path, shared_dat
         arcs.write_text("".join(line for _, line in zip(range(3000), whole)))
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--graph", str(arcs), "--sizes", "40,80", "--maps", "2",
-         "--reduces", "2", "--fixed-pages", "0", "--out", str(tmp_path / "out")],
+         "--reduces", "2", "--fixed-pages", "0", "--spark", "--out", str(tmp_path / "out")],
         capture_output=True, text=True, timeout=2400, cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "checked: the YARN chain's output equals the inline chain's" in done.stderr
+    assert "checked: the Spark chain's output equals the inline chain's" in done.stderr
+    assert "| Spark (local) wall time |" in done.stdout
     assert "the block co-citation chain alone on arcs.tsv's pages (seed 1)" in done.stdout
     assert "| related 1 |" in done.stdout and "| segment 1 |" not in done.stdout
     figures = json.loads((tmp_path / "out" / "scale.json").read_text())
     assert [s["pages"] for s in figures["sizes"]] == [40, 80]
     assert all(s["pairs_per_page"] > 0 for s in figures["sizes"])
+    assert sorted(figures["spark"]) == ["40", "80"]
+    assert all(run["wall"] > 0 and run["cpu"] > 0 and run["peak_mb"] > 50
+               for run in figures["spark"].values())
+
+
+def test_spark_without_a_graph_is_a_usage_error():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--spark"], capture_output=True,
+                          text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 2 and "--spark runs the chain alone: give --graph" in done.stderr
 
 
 def test_graph_records_sample_pages_with_links_and_cite_their_successors(tmp_path):
@@ -273,17 +286,18 @@ def test_bad_sizes_are_a_usage_error():
 def test_the_python_launcher_reports_the_task_s_own_peak_memory(tmp_path):
     """What bench_scale measures of a task's Python process: its peak RSS under the attempt's
     id, with the task's stdin, stdout and exit status passed through."""
-    script = load_script()
+    from relatedpages.evaluation.launcher import read_python_peaks, write_python_launcher
+
     reports = tmp_path / "reports"
-    launcher = script.write_python_launcher(tmp_path, reports)
+    launcher = write_python_launcher(tmp_path, reports)
     env = {"mapreduce_task_attempt_id": "attempt_1795_0003_r_000001_0", "PATH": "/usr/bin:/bin"}
     grow = "import sys; x = bytearray(60 * 2**20); sys.stdout.write(sys.stdin.read().upper())"
     done = subprocess.run([str(launcher), "-c", grow], input="abc", env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == "ABC"
-    peaks = script.read_python_peaks(reports)
+    peaks = read_python_peaks(reports)
     assert list(peaks) == ["task_1795_0003_r_000001"]
     assert 60 * 1024 < peaks["task_1795_0003_r_000001"] < 200 * 1024  # KB: the 60 MB, not more
-    assert script.read_python_peaks(reports) == {}  # read once
+    assert read_python_peaks(reports) == {}  # read once
     failed = subprocess.run([str(launcher), "-c", "raise SystemExit(3)"], env=env, timeout=60)
     assert failed.returncode == 3

@@ -219,6 +219,26 @@ def format_per_page_table(size: SizeSummary) -> str:
     return "\n".join(lines)
 
 
+def format_spark_table(sizes: Sequence[SizeSummary],
+                       spark: Mapping[int, Mapping[str, float]]) -> str:
+    """The chain on Spark beside YARN, per size (``spark``: page count → median ``wall``,
+    ``cpu`` seconds and ``peak_mb``), and the slopes of Spark's time against pages."""
+    lines = ["| | " + " | ".join(f"{s.pages:,}" for s in sizes) + " |",
+             "|---|" + "---:|" * len(sizes)]
+    rows = [("YARN (MiniCluster) wall time", [f"{s.stages['total']:.1f} s" for s in sizes]),
+            ("Spark (local) wall time", [f"{spark[s.pages]['wall']:.1f} s" for s in sizes]),
+            ("YARN task CPU", [f"{s.cpu_seconds:.0f} s" for s in sizes]),
+            ("Spark CPU (JVM and Python workers)", [f"{spark[s.pages]['cpu']:.0f} s" for s in sizes]),
+            ("Spark peak RSS, largest process", [f"{spark[s.pages]['peak_mb']:.0f} MB" for s in sizes])]
+    lines += [f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows]
+    if len(sizes) > 1:
+        xs = [s.pages for s in sizes]
+        lines.append("slope of Spark's time against pages (log-log): wall "
+                     f"{loglog_slope(xs, [spark[x]['wall'] for x in xs]):.2f}, CPU "
+                     f"{loglog_slope(xs, [spark[x]['cpu'] for x in xs]):.2f}")
+    return "\n".join(lines)
+
+
 def verdicts(sizes: Sequence[SizeSummary], fixed: SizeSummary | None = None) -> list[str]:
     """Issue 14's goals: slope of time against pages ≤ 1.1, reduce memory ratio ≤ 1.2."""
     if len(sizes) < 2:
