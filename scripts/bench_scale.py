@@ -76,11 +76,8 @@ from relatedpages.evaluation.job_history import (  # noqa: E402
     JobFigures,
     read_job_history,
 )
-from relatedpages.evaluation.launcher import (  # noqa: E402
-    read_launcher_report,
-    read_python_peaks,
-    write_python_launcher,
-)
+from relatedpages.evaluation.launcher import read_python_peaks, write_python_launcher  # noqa: E402
+from relatedpages.evaluation.proctree import run_measured  # noqa: E402
 from relatedpages.evaluation.scale import (  # noqa: E402
     PipelineRun,
     SizeSummary,
@@ -413,24 +410,22 @@ class _Bench:
 
     def run_spark(self, pages: int, *, check: bool) -> dict[str, float]:
         """The chain on Spark (mrjob's ``-r spark``: pyspark's local master on this machine's
-        cores, ``--reduces`` partitions) on the same records, read as a local file; timed by
-        the benchmarks' launcher: wall time, CPU time of spark-submit's JVM and its Python
-        workers, and the peak RSS of the largest of them.  With ``check`` (the first size)
-        its output must equal the inline chain's, which the YARN run's check computed."""
+        cores, ``--reduces`` partitions) on the same records, read as a local file: wall time,
+        and the CPU time and largest peak memory of its process tree (spark-submit's JVM, the
+        driver, the Python workers), sampled from /proc (``relatedpages.evaluation.proctree``:
+        the workers' daemon ignores SIGCHLD, so reaped usage would miss them).  With
+        ``check`` (the first size) its output must equal the inline chain's, which the YARN
+        run's check computed."""
         records = self.records(pages)
         self.count += 1
-        output, report = self.work / f"spark-{self.count}", self.work / f"spark-{self.count}.txt"
-        write_python_launcher(self.work, self.reports)
-        command = [sys.executable, "-I", "-S", str(self.work / "launcher.py"), str(report),
-                   sys.executable, "-m", "jobs.related", "-r", "spark",
-                   "--spark-master", f"local[{os.cpu_count() or 1}]",
-                   "--jobconf", f"mapreduce.job.reduces={self.args.reduces}",
-                   str(records), "-o", str(output)]
-        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
-        if done.returncode != 0:
+        output = self.work / f"spark-{self.count}"
+        usage = run_measured([sys.executable, "-m", "jobs.related", "-r", "spark",
+                              "--spark-master", f"local[{os.cpu_count() or 1}]",
+                              "--jobconf", f"mapreduce.job.reduces={self.args.reduces}",
+                              str(records), "-o", str(output)], cwd=REPO)
+        if usage.returncode != 0:
             raise BenchError(f"jobs.related -r spark ({pages} records) failed:\n"
-                             f"{done.stderr[-3000:]}")
-        wall, cpu, peak_kb, _ = read_launcher_report(report)
+                             f"{usage.stderr[-3000:]}")
         if check:
             lines = sorted(line for part in sorted(output.glob("part-*"))
                            for line in part.read_text().splitlines())
@@ -439,7 +434,7 @@ class _Bench:
                                  "lines) differs from the inline chain's")
             _say(f"checked: the Spark chain's output equals the inline chain's ({len(lines):,} lines)")
         shutil.rmtree(output)
-        return {"wall": wall, "cpu": cpu, "peak_mb": peak_kb / 1024}
+        return {"wall": usage.seconds, "cpu": usage.cpu_seconds, "peak_mb": usage.peak_kb / 1024}
 
     def _timed(self, command: list[str], env: dict[str, str], what: str
                ) -> tuple[subprocess.CompletedProcess[str], float, list[JobFigures]]:

@@ -68,13 +68,3 @@ def read_python_peaks(reports: Path) -> dict[str, int]:
         peaks[task] = max(peaks.get(task, 0), peak)
         report.unlink()
     return peaks
-
-
-def read_launcher_report(report: Path) -> tuple[float, float, int, int]:
-    """One report of the launcher: wall seconds, CPU seconds (the command and every
-    descendant it waited for), peak RSS in KB of the largest of them, exit code.  A
-    ValueError when the report is not the launcher's four numbers."""
-    fields = report.read_text().split()
-    if len(fields) != 4:
-        raise ValueError(f"{report}: not a launcher report: {' '.join(fields)!r}")
-    return float(fields[0]), float(fields[1]), int(fields[2]), int(fields[3])

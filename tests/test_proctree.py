@@ -1,0 +1,45 @@
+"""relatedpages.evaluation.proctree: a process tree's CPU time and peak memory, including
+children whose usage the kernel discards (a parent ignoring SIGCHLD, as Spark's Python
+worker daemon does) and orphans that outlive their parent."""
+from __future__ import annotations
+
+import sys
+
+from relatedpages.evaluation.proctree import run_measured
+
+BUSY = "while time.process_time() < 0.6: pass"
+
+
+def test_children_reaped_by_an_ignored_sigchld_are_counted():
+    program = f"""
+import os, signal, time
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps them and drops their usage
+for _ in range(2):
+    if os.fork() == 0:
+        {BUSY}
+        os._exit(0)
+x = bytearray(60 * 2**20)
+time.sleep(1.5)
+"""
+    usage = run_measured([sys.executable, "-c", program])
+    assert usage.returncode == 0 and usage.processes == 3
+    assert 1.0 <= usage.cpu_seconds < 2.0  # 2 x 0.6 s, less at most one interval each
+    assert 60 * 1024 < usage.peak_kb < 200 * 1024
+    assert usage.seconds >= 1.5
+
+
+def test_an_orphan_is_followed_after_its_parent_exits_and_stderr_and_status_kept():
+    program = f"""
+import os, sys, time
+if os.fork() == 0:
+    time.sleep(0.3)  # the parent has exited: this process is reparented out of the tree
+    {BUSY}
+    os._exit(0)
+time.sleep(0.2)
+sys.stderr.write("parent done")
+sys.exit(3)
+"""
+    usage = run_measured([sys.executable, "-c", program])
+    assert usage.returncode == 3 and usage.stderr == "parent done"
+    assert usage.seconds < 0.6  # the command's own wall time, not the orphan's
+    assert usage.cpu_seconds >= 0.5
