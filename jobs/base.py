@@ -41,7 +41,8 @@ def spark_runner_class() -> Any:
     On a local master (``--spark-master local[N]``, the default) the runner names a scratch
     folder (``<tmp>/<job key>-spark``, or ``<--spark-tmp-dir>/<job key>``) that nothing
     creates; the Spark harness then fails to ``os.mkdir`` the counters' folder inside it
-    after the job's steps have run, so the run exits 1 without counters.  This runner makes
+    after the job's steps have run (the local write came with Yelp/mrjob#2177, 0.7.3), so
+    the run exits 1 without counters.  This runner makes
     that folder before the steps (if it is not there) and removes it with its other
     scratch files, only when it made it.  Imported only for ``-r spark``: a Hadoop task
     never loads Spark's runner."""
