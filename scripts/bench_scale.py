@@ -107,6 +107,8 @@ HDFS_ROOT = "/bench-scale"
 #: staging folder for the submitting user); the history server moves files to done/ later.
 HISTORY = "/tmp/hadoop-yarn/staging/history"
 MARKER = ".bench-scale"
+#: --spark: pyspark's local master on this machine's cores (the run and its report).
+SPARK_MASTER = f"local[{os.cpu_count() or 1}]"
 
 
 class BenchError(RuntimeError):
@@ -398,8 +400,7 @@ class _Bench:
                               capture_output=True, text=True)
         if done.returncode != 0:
             raise BenchError(f"the inline chain failed:\n{done.stderr[-3000:]}")
-        local = sorted(line for part in sorted(inline.glob("part-*"))
-                       for line in part.read_text().splitlines())
+        local = _local_lines(inline)
         yarn = sorted(self._fs("-cat", f"{output}/part-*").splitlines())
         if not yarn or yarn != local:
             raise BenchError(f"{pages} records: the YARN chain's output ({len(yarn)} lines) "
@@ -420,15 +421,14 @@ class _Bench:
         self.count += 1
         output = self.work / f"spark-{self.count}"
         usage = run_measured([sys.executable, "-m", "jobs.related", "-r", "spark",
-                              "--spark-master", f"local[{os.cpu_count() or 1}]",
+                              "--spark-master", SPARK_MASTER,
                               "--jobconf", f"mapreduce.job.reduces={self.args.reduces}",
                               str(records), "-o", str(output)], cwd=REPO)
         if usage.returncode != 0:
             raise BenchError(f"jobs.related -r spark ({pages} records) failed:\n"
                              f"{usage.stderr[-3000:]}")
         if check:
-            lines = sorted(line for part in sorted(output.glob("part-*"))
-                           for line in part.read_text().splitlines())
+            lines = _local_lines(output)
             if _digest(lines) != self.inline_digests.get(pages):
                 raise BenchError(f"{pages} records: the Spark chain's output ({len(lines)} "
                                  "lines) differs from the inline chain's")
@@ -510,6 +510,12 @@ class _Bench:
         _say(f"checked: the YARN database equals the inline build ({len(yarn_records):,} records)")
 
 
+def _local_lines(output: Path) -> list[str]:
+    """A local job output's lines, sorted (the part files' order is the reducers')."""
+    return sorted(line for part in sorted(output.glob("part-*"))
+                  for line in part.read_text().splitlines())
+
+
 def _digest(lines: list[str]) -> str:
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
@@ -543,7 +549,7 @@ def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
     plot_fig8(sizes, out / "fig8-time-vs-pages.png")
     print(f"figure: {out / 'fig8-time-vs-pages.png'}")
     if spark:
-        print(f"\nThe chain on Spark (-r spark, local[{os.cpu_count() or 1}], {args.reduces} "
+        print(f"\nThe chain on Spark (-r spark, {SPARK_MASTER}, {args.reduces} "
               f"partitions) beside YARN, median of {args.runs}")
         print(format_spark_table(sizes, spark))
     print()

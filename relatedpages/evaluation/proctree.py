@@ -70,9 +70,9 @@ def run_measured(command: Sequence[str], *, cwd: Path | None = None, interval: f
     started = time.perf_counter()
     child = subprocess.Popen(list(command), cwd=cwd, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
-    assert child.stderr is not None
-    reader = threading.Thread(target=lambda: stderr.append(child.stderr.read()),  # type: ignore[union-attr]
-                              daemon=True)
+    pipe = child.stderr
+    assert pipe is not None
+    reader = threading.Thread(target=lambda: stderr.append(pipe.read()), daemon=True)
     reader.start()
     tracked: dict[int, int] = {child.pid: -1}  # pid -> start time (-1: the command, not read yet)
     cpu: dict[tuple[int, int], float] = {}
@@ -97,7 +97,7 @@ def _sample(tracked: dict[int, int], cpu: dict[tuple[int, int], float],
             peak: dict[tuple[int, int], int]) -> bool:
     """One pass over /proc: the tree's members (the tracked processes still alive, and every
     process whose parent is a member) get their CPU time and peak updated and are tracked.
-    True while a member other than an exited command lives."""
+    True while any member lives (the command, or a process of its tree)."""
     stats = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit() and (stat := _stat(int(entry))) is not None:
