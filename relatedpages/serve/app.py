@@ -25,6 +25,11 @@ MAX_N = 100
 #: URLs per batch at most, and the largest request body.
 MAX_BATCH = 1000
 MAX_BODY_BYTES = 1 << 20
+#: An oversized body is read and dropped up to this many bytes before the 413 is sent, so a
+#: client still sending sees the answer rather than a reset (werkzeug's get_input_stream
+#: warns of it; gunicorn's graceful close drains only 64 KiB).  Beyond it the connection is
+#: cut, and such a client may see a reset: reading more would let anyone hold a thread.
+DRAIN_BODY_BYTES = 16 << 20
 #: The longest URL a lookup takes (longer: 414), and the longest request line the server
 #: reads at all (gunicorn's own limit; longer: its own 414).
 MAX_URL_CHARS = 4096
@@ -161,6 +166,12 @@ def create_app(sources: Sources, methods: Methods | None = None) -> Flask:
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Any:
         status = error.code or 500
+        if status == 413:
+            drain_body(request.environ, DRAIN_BODY_BYTES)
+            size = request.content_length
+            said = f"of {size} bytes" if size is not None else f"over {MAX_BODY_BYTES} bytes"
+            return jsonify({"error": f"request body {said}; at most {MAX_BODY_BYTES} bytes",
+                            "status": 413}), 413
         return jsonify({"error": error.description, "status": status}), status
 
     @app.after_request
@@ -171,6 +182,18 @@ def create_app(sources: Sources, methods: Methods | None = None) -> Flask:
         return response
 
     return app
+
+
+def drain_body(environ: dict[str, Any], budget: int) -> int:
+    """Read and drop what is left of the request body, ``budget`` bytes at most; return the
+    bytes read.  The server reads no further than the request's Content-Length."""
+    stream, read = environ["wsgi.input"], 0
+    while read < budget:
+        chunk = stream.read(min(1 << 16, budget - read))
+        if not chunk:
+            break
+        read += len(chunk)
+    return read
 
 
 def openapi_document(algorithms: list[str]) -> dict[str, Any]:
