@@ -3,6 +3,7 @@ loopback port, answering what ``query --json`` prints, swapping a rebuilt databa
 failed request, and never serving one that fails verification."""
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import subprocess
@@ -45,6 +46,18 @@ def _get(port: int, path: str, body: Any = None, raw: bytes | None = None) -> tu
         except ValueError:
             payload = text.decode("latin-1")
         return error.code, payload, dict(error.headers)
+
+
+def _post_chunked(port: int, parts: Iterator[bytes]) -> tuple[int, Any]:
+    """POST with chunked transfer encoding: a body whose length is not said up front."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("POST", "/api/related", body=parts, encode_chunked=True,
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
 
 
 def _related(port: int, url: str, **params: str) -> tuple[int, Any, dict[str, str]]:
@@ -110,6 +123,20 @@ def test_errors_are_json_with_their_status(server: tuple[int, Path, Any]) -> Non
         assert isinstance(payload, dict) and payload["status"] == expected and text in payload["error"]
     status, _, _ = _get(port, "/api/related?url=" + "b" * 9000)  # beyond the request line gunicorn reads
     assert status == 414
+
+
+def test_a_chunked_body_is_read_whole_and_held_to_the_same_limit(server: tuple[int, Path, Any]) -> None:
+    port, _, _ = server
+    status, payload = _post_chunked(port, iter([b'{"urls": [', json.dumps(QUERY).encode(), b'], "n": 1}']))
+    assert status == 200 and payload["results"][0]["related"][0]["url"] == "https://first.example/one"
+    # 6 MB in 20 KB chunks: a 413 (not a 400 for a body cut at the limit), seen while sending
+    status, payload = _post_chunked(port, iter([b"["] + [b"1," * 10_000] * 300 + [b"1]"]))
+    assert status == 413 and payload["error"] == "request body over 1048576 bytes; at most 1048576 bytes"
+    # just under the limit, in chunks: read whole
+    urls = json.dumps([QUERY] * 1000).encode()
+    padding = b" " * (1_048_576 - len(urls) - len(b'{"urls": }'))
+    status, payload = _post_chunked(port, iter([b'{"urls": ', urls, padding, b"}"]))
+    assert status == 200 and len(payload["results"]) == 1000
 
 
 def test_a_batch_answers_each_url_and_survives_a_bad_one(server: tuple[int, Path, Any]) -> None:

@@ -10,12 +10,13 @@ and an OpenAPI description.  Every error is JSON with its status.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from relatedpages.serve.sources import Sources
 from relatedpages.store.db import DatabaseError
@@ -122,7 +123,7 @@ def create_app(sources: Sources, methods: Methods | None = None) -> Flask:
 
     @app.post("/api/related")
     def related_batch() -> Any:
-        body = request.get_json(silent=True)
+        body = json_body(request.environ, request.is_json, MAX_BODY_BYTES)
         if not isinstance(body, dict) or not isinstance(body.get("urls"), list):
             raise ApiError(400, 'expected a JSON object {"urls": [URL, …], "algorithm": …, "n": …}')
         urls = body["urls"]
@@ -182,6 +183,29 @@ def create_app(sources: Sources, methods: Methods | None = None) -> Flask:
         return response
 
     return app
+
+
+def json_body(environ: dict[str, Any], is_json: bool, limit: int) -> Any:
+    """The request body parsed as JSON (None when it is not JSON or not labelled so), past
+    ``limit`` bytes a 413, whether its length was given (Content-Length) or not (chunked:
+    werkzeug's own reading would cut it at the limit silently, and answer 400)."""
+    if not is_json:
+        return None
+    declared = environ.get("CONTENT_LENGTH", "")
+    if declared.strip().isdigit():
+        if int(declared) > limit:
+            raise RequestEntityTooLarge()
+        data = environ["wsgi.input"].read(int(declared))
+    elif environ.get("wsgi.input_terminated"):  # the server ends the stream at the body's end
+        data = environ["wsgi.input"].read(limit + 1)
+        if len(data) > limit:
+            raise RequestEntityTooLarge()
+    else:  # no length and no end the server marks: nothing is safe to read (as werkzeug)
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return None
 
 
 def drain_body(environ: dict[str, Any], budget: int) -> int:
