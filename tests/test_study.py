@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections import defaultdict
 from collections.abc import Iterator
@@ -174,6 +175,23 @@ def test_grading_resuming_and_the_report(study: dict[str, Any], server: str, tmp
     kappa = cohen_kappa([a for a, _ in pairs], [b for _, b in pairs])
     assert f"Cohen's kappa ann / bob: {kappa:.3f} on {len(pairs)} results graded by both" in report
     assert "Fleiss' kappa, all 2 graders" in report and "per topic" in report
+
+
+def test_bad_grade_bodies_get_their_status(server: str) -> None:
+    def post(data: bytes) -> tuple[int, Any]:
+        request = urllib.request.Request(f"{server}/api/grade", method="POST", data=data,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    for data, status, message in ((b"[1, 2]", 400, "expected {"), (b"{not json", 400, "expected {"),
+                                  (b'{"result": 1, "grade": 2}', 400, "grader is required"),
+                                  (b"[" + b"1," * 1_000_000 + b"1]", 413, "")):  # 2 MB: seen while sending
+        answer = post(data)
+        assert answer[0] == status and answer[1]["status"] == status and message in answer[1]["error"], answer
 
 
 @pytest.mark.slow

@@ -17,23 +17,26 @@ from typing import Any
 from flask import Flask, Response, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
-from relatedpages.serve.app import API_SECURITY_HEADERS, PAGE_SECURITY_HEADERS
+from relatedpages.serve.app import (API_SECURITY_HEADERS, DRAIN_BODY_BYTES, PAGE_SECURITY_HEADERS,
+                                    drain_body, json_body)
 from relatedpages.serve.app import STATIC as SERVE_STATIC
 from relatedpages.study.store import StudyError, connect, grader_id, meta, progress, query_page, set_grade
 
 STATIC = Path(__file__).resolve().parent / "static"
+#: A grade is a few dozen bytes: a larger body is refused (413).
+MAX_BODY_BYTES = 1 << 16
 
 
 def create_app(study: Path) -> Flask:
     app = Flask("relatedpages.study", static_folder=str(STATIC), static_url_path="/static")
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     connect(study).close()  # refuses a missing study now, not at the first request
 
-    def grader() -> tuple[Any, int]:
-        connection = connect(study)
-        name = request.args.get("grader") if request.method == "GET" else (request.get_json(silent=True) or {}).get("grader")
+    def grader(name: Any) -> tuple[Any, int]:
         if not isinstance(name, str):
             raise StudyError("grader is required")
+        connection = connect(study)
         return connection, grader_id(connection, name)
 
     @app.get("/")
@@ -46,14 +49,14 @@ def create_app(study: Path) -> Flask:
 
     @app.get("/api/progress")
     def progress_of() -> Any:
-        connection, who = grader()
+        connection, who = grader(request.args.get("grader"))
         with closing(connection):
             done, total, first = progress(connection, who)
             return jsonify({"study": meta(connection)["name"], "done": done, "total": total, "next": first})
 
     @app.get("/api/query/<int:position>")
     def query(position: int) -> Any:
-        connection, who = grader()
+        connection, who = grader(request.args.get("grader"))
         with closing(connection):
             shown = query_page(connection, position, who)
             if shown is None:
@@ -63,8 +66,10 @@ def create_app(study: Path) -> Flask:
 
     @app.post("/api/grade")
     def grade() -> Any:
-        body = request.get_json(silent=True) or {}
-        connection, who = grader()
+        body = json_body(request.environ, request.is_json, MAX_BODY_BYTES)
+        if not isinstance(body, dict):
+            raise StudyError('expected {"grader": NAME, "result": ID, "grade": 0|1|2}')
+        connection, who = grader(body.get("grader"))
         with closing(connection):
             result, value = body.get("result"), body.get("grade")
             if not isinstance(result, int) or not isinstance(value, int) or isinstance(value, bool):
@@ -78,6 +83,8 @@ def create_app(study: Path) -> Flask:
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Any:
+        if error.code == 413:
+            drain_body(request.environ, DRAIN_BODY_BYTES)  # so the client sees the answer
         return jsonify({"error": error.description, "status": error.code}), error.code or 500
 
     @app.after_request
