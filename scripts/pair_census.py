@@ -24,9 +24,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
+from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl, read_topics  # noqa: E402
 from relatedpages.evaluation.pair_census import (  # noqa: E402
-    CONTENT, HUB, SPAM, Census, format_census, pair_census, read_topics)
+    CONTENT, HUB, SPAM, Census, format_census, pair_census)
 from relatedpages.scoring.options import add_chain_options, chain_params_from  # noqa: E402
 
 

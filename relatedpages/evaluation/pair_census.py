@@ -54,19 +54,9 @@ class Census:
         return sum(kind.pairs for kind in self.by_kind.values())
 
 
-def read_topics(path: Path) -> dict[str, str]:
-    """A generated web's sidecar: domain → topic."""
-    topics: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        domain, _, topic = line.partition("\t")
-        if topic:
-            topics[domain] = topic.split("\t")[0]
-    return topics
-
-
 def kind_of(url: str, topics: Mapping[str, str]) -> str:
-    """The kind of the site serving ``url``: the sidecar's topic of its longest listed
-    domain suffix (``www.x.org`` → ``x.org``)."""
+    """The kind of the site serving ``url``: the topic (``corpus.generate.read_topics``) of
+    its longest domain suffix the sidecar lists (``www.x.org`` → ``x.org``)."""
     parts = (url.split("://", 1)[-1].split("/", 1)[0].split(":")[0]).split(".")
     for start in range(len(parts)):
         topic = topics.get(".".join(parts[start:]))

@@ -167,12 +167,6 @@ def create_app(sources: Sources, methods: Methods | None = None) -> Flask:
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Any:
         status = error.code or 500
-        if status == 413:
-            drain_body(request.environ, DRAIN_BODY_BYTES)
-            size = request.content_length
-            said = f"of {size} bytes" if size is not None else f"over {MAX_BODY_BYTES} bytes"
-            return jsonify({"error": f"request body {said}; at most {MAX_BODY_BYTES} bytes",
-                            "status": 413}), 413
         return jsonify({"error": error.description, "status": status}), status
 
     @app.after_request
@@ -194,12 +188,12 @@ def json_body(environ: dict[str, Any], is_json: bool, limit: int) -> Any:
     declared = environ.get("CONTENT_LENGTH", "")
     if declared.strip().isdigit():
         if int(declared) > limit:
-            raise RequestEntityTooLarge()
+            raise _too_large(environ, f"of {int(declared)} bytes", limit)
         data = environ["wsgi.input"].read(int(declared))
     elif environ.get("wsgi.input_terminated"):  # the server ends the stream at the body's end
         data = environ["wsgi.input"].read(limit + 1)
         if len(data) > limit:
-            raise RequestEntityTooLarge()
+            raise _too_large(environ, f"over {limit} bytes", limit)
     else:  # no length and no end the server marks: nothing is safe to read (as werkzeug)
         return None
     try:
@@ -208,16 +202,17 @@ def json_body(environ: dict[str, Any], is_json: bool, limit: int) -> Any:
         return None
 
 
-def drain_body(environ: dict[str, Any], budget: int) -> int:
-    """Read and drop what is left of the request body, ``budget`` bytes at most; return the
-    bytes read.  The server reads no further than the request's Content-Length."""
+def _too_large(environ: dict[str, Any], said: str, limit: int) -> RequestEntityTooLarge:
+    """The 413 for a body ``said`` (its size), once what is left of it is read and dropped,
+    DRAIN_BODY_BYTES at most, so that a client still sending sees it.  The server reads no
+    further than the body's end."""
     stream, read = environ["wsgi.input"], 0
-    while read < budget:
-        chunk = stream.read(min(1 << 16, budget - read))
+    while read < DRAIN_BODY_BYTES:
+        chunk = stream.read(min(1 << 16, DRAIN_BODY_BYTES - read))
         if not chunk:
             break
         read += len(chunk)
-    return read
+    return RequestEntityTooLarge(f"request body {said}; at most {limit} bytes")
 
 
 def openapi_document(algorithms: list[str]) -> dict[str, Any]:

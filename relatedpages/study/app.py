@@ -17,8 +17,7 @@ from typing import Any
 from flask import Flask, Response, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
-from relatedpages.serve.app import (API_SECURITY_HEADERS, DRAIN_BODY_BYTES, PAGE_SECURITY_HEADERS,
-                                    drain_body, json_body)
+from relatedpages.serve.app import API_SECURITY_HEADERS, PAGE_SECURITY_HEADERS, json_body
 from relatedpages.serve.app import STATIC as SERVE_STATIC
 from relatedpages.study.store import StudyError, connect, grader_id, meta, progress, query_page, set_grade
 
@@ -83,8 +82,6 @@ def create_app(study: Path) -> Flask:
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Any:
-        if error.code == 413:
-            drain_body(request.environ, DRAIN_BODY_BYTES)  # so the client sees the answer
         return jsonify({"error": error.description, "status": error.code}), error.code or 500
 
     @app.after_request
