@@ -40,7 +40,8 @@ again with map output compression switched the other way from ``conf/mrjob.conf`
 ``--graph ARCS`` measures the block co-citation chain alone (``python -m jobs.related``) on a
 real link graph instead: per size, that many pages with links sampled by ``--seed`` become
 segment records, one block each (``relatedpages.corpus.graph_records``), in ``--maps`` files
-on HDFS; the first size's output is compared line for line with an inline run of the chain.
+on HDFS (a size above the graph's pages with links samples from the fewest disjoint copies of
+it that hold it); the first size's output is compared line for line with an inline run of the chain.
 With ``--spark`` the same records also go through the chain on Spark (mrjob's ``-r spark``,
 pyspark's local master on this machine's cores, ``--reduces`` partitions), timed beside YARN,
 its first output compared with the inline chain's too.  (The pipeline's segment job reads WARC
@@ -228,7 +229,8 @@ def _bench(args: argparse.Namespace, sizes: list[int], containers: list[int]) ->
         if started_cluster:
             subprocess.run([str(MINICLUSTER), "stop"], capture_output=True, timeout=180)
     _report(args, out, summaries, fixed, fig9, compression,
-            {pages: median_by_stage(runs) for pages, runs in spark.items()})
+            {pages: median_by_stage(runs) for pages, runs in spark.items()},
+            len(bench.graph) if bench.graph is not None else 0)
     return 0
 
 
@@ -332,15 +334,21 @@ class _Bench:
     def records(self, pages: int) -> Path:
         """Segment records of ``pages`` sampled pages of the graph, in ``--maps`` files on
         HDFS (made once); the local copy, one file, for the inline check."""
-        from relatedpages.corpus.graph_records import graph_records, record_line, sample_sources
+        from relatedpages.corpus.graph_records import (
+            Tiled, graph_records, record_line, sample_sources, tile,
+        )
 
         folder = self.work / f"records-{pages}"
         whole = folder / "records.jsonl"
         if not whole.exists():
             assert self.graph is not None
             folder.mkdir()
+            graph = tile(self.graph, pages)
+            if isinstance(graph, Tiled):
+                _say(f"{pages:,} pages: more than the graph's {len(self.graph):,} pages with "
+                     f"links; sampling from {graph.copies} disjoint copies of it")
             lines = [record_line(record) for record in
-                     graph_records(self.graph, sample_sources(self.graph, pages, self.args.seed))]
+                     graph_records(graph, sample_sources(graph, pages, self.args.seed))]
             whole.write_text("".join(lines))
             parts = [folder / f"part-{n:05d}.jsonl" for n in range(self.args.maps)]
             for n, part in enumerate(parts):
@@ -536,9 +544,12 @@ def _summary_int(stdout: str, name: str) -> int:
 
 def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
             fixed: SizeSummary | None, fig9: dict[int, SizeSummary],
-            compression: dict[str, SizeSummary], spark: dict[int, dict[str, float]]) -> None:
+            compression: dict[str, SizeSummary], spark: dict[int, dict[str, float]],
+            graph_pages: int) -> None:
     what = ("the pipeline" if args.graph is None
-            else f"the block co-citation chain alone on {args.graph.name}'s pages (seed {args.seed})")
+            else f"the block co-citation chain alone on {args.graph.name}'s pages (seed {args.seed}"
+                 + (f"; sizes above its {graph_pages:,} pages with links from disjoint copies of it)"
+                    if any(size.pages > graph_pages for size in sizes) else ")"))
     print(f"Fig. 8: {what} at the defaults on YARN (MiniCluster), {args.maps} map files, "
           f"{args.reduces} reducers per job, median of {args.runs}")
     print(format_fig8_table(sizes))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -207,28 +208,31 @@ def test_bench_scale_on_the_minicluster(tmp_path):
 @pytest.mark.hadoop
 @pytest.mark.slow
 def test_the_chain_alone_on_a_real_graph_on_the_minicluster(tmp_path, shared_data):
-    """--graph: the chain alone on sampled pages of cnr-2000 (its first 3,000 arcs here), the
-    first size's output checked against an inline run of the chain inside the script; with
-    --spark the same records on Spark's local master too, checked the same way."""
+    """--graph: the chain alone on sampled pages of cnr-2000 (its first 300 arcs here: 52
+    pages with links, so both sizes sample from disjoint copies of it), the first size's
+    output checked against an inline run of the chain inside the script; with --spark the
+    same records on Spark's local master too, checked the same way."""
     import gzip
 
     arcs = tmp_path / "arcs.tsv"
     with gzip.open(shared_data("graphs/cnr-2000") / "cnr-2000.arcs.tsv.gz", "rt") as whole:
-        arcs.write_text("".join(line for _, line in zip(range(3000), whole)))
+        arcs.write_text("".join(line for _, line in zip(range(300), whole)))
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--graph", str(arcs), "--sizes", "40,80", "--maps", "2",
+        [sys.executable, str(SCRIPT), "--graph", str(arcs), "--sizes", "60,120", "--maps", "2",
          "--reduces", "2", "--fixed-pages", "0", "--spark", "--out", str(tmp_path / "out")],
         capture_output=True, text=True, timeout=2400, cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "checked: the YARN chain's output equals the inline chain's" in done.stderr
     assert "checked: the Spark chain's output equals the inline chain's" in done.stderr
     assert "| Spark (local) wall time |" in done.stdout
-    assert "the block co-citation chain alone on arcs.tsv's pages (seed 1)" in done.stdout
+    assert ("the block co-citation chain alone on arcs.tsv's pages (seed 1; sizes above its "
+            "52 pages with links from disjoint copies of it)") in done.stdout
+    assert "60 pages: more than the graph's 52 pages with links; sampling from 2 disjoint" in done.stderr
     assert "| related 1 |" in done.stdout and "| segment 1 |" not in done.stdout
     figures = json.loads((tmp_path / "out" / "scale.json").read_text())
-    assert [s["pages"] for s in figures["sizes"]] == [40, 80]
+    assert [s["pages"] for s in figures["sizes"]] == [60, 120]
     assert all(s["pairs_per_page"] > 0 for s in figures["sizes"])
-    assert sorted(figures["spark"]) == ["40", "80"]
+    assert sorted(figures["spark"]) == ["120", "60"]
     assert all(run["wall"] > 0 and run["cpu"] > 0 and run["peak_mb"] > 50
                for run in figures["spark"].values())
 
@@ -259,6 +263,57 @@ def test_graph_records_sample_pages_with_links_and_cite_their_successors(tmp_pat
     arcs.write_text("0\t5\nnot an arc\n")
     with pytest.raises(ValueError, match="arcs.tsv:2: expected"):
         read_successors(arcs)
+
+
+def test_copies_of_a_graph_add_pages_with_the_same_related_pages(tmp_path, shared_data):
+    """Tiled copies are disjoint: the chain relates a copy's pages exactly as the original's,
+    node ids offset (the inline runner on 3 copies of a small real graph)."""
+    import gzip
+
+    from relatedpages.corpus.graph_records import (
+        Tiled, graph_records, read_successors, record_line, sample_sources, tile,
+    )
+
+    arcs = tmp_path / "arcs.tsv"
+    with gzip.open(shared_data("graphs/cnr-2000") / "cnr-2000.arcs.tsv.gz", "rt") as whole:
+        arcs.write_text("".join(line for _, line in zip(range(600), whole)))
+    graph = read_successors(arcs)
+    assert tile(graph, len(graph)) is graph
+    copies = tile(graph, 2 * len(graph) + 1)
+    assert isinstance(copies, Tiled) and copies.copies == 3 and len(copies) == 3 * len(graph)
+    assert sample_sources(copies, 3 * len(graph), 1) == sorted(copies)
+    with pytest.raises(KeyError):
+        copies[3 * copies.span]
+
+    def related(successors, name):
+        records = tmp_path / f"{name}.jsonl"
+        records.write_text("".join(record_line(record) for record in
+                                   graph_records(successors, sorted(successors))))
+        done = subprocess.run([sys.executable, "-m", "jobs.related", "-r", "inline",
+                               str(records), "-o", str(tmp_path / name)],
+                              capture_output=True, text=True, cwd=REPO, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        lines = [line.split("\t") for part in sorted((tmp_path / name).glob("part-*"))
+                 for line in part.read_text().splitlines()]
+        return {json.loads(key): json.loads(value) for key, value in lines}
+
+    def same(left, right):
+        """Equal scores in order, and the same results above the last score (ties, and the
+        evidence under a result, are ordered by URL, and a copy's ids sort differently)."""
+        assert [item[1] for item in left] == [item[1] for item in right]
+        last = left[-1][1] if left else 0
+        assert (sorted((item[0], item[1], len(item[2])) for item in left if item[1] > last)
+                == sorted((item[0], item[1], len(item[2])) for item in right if item[1] > last))
+
+    original, tiled = related(graph, "original"), related(copies, "tiled")
+    assert original and len(tiled) == 3 * len(original)
+    shift = re.compile(r"p(\d+)\.org")
+    for copy in range(3):
+        def moved(text: str) -> str:
+            return shift.sub(lambda m: f"p{int(m.group(1)) + copy * copies.span}.org", text)
+
+        for url, value in original.items():
+            same(json.loads(moved(json.dumps(value))), tiled[moved(url)])
 
 
 def test_a_missing_graph_is_a_usage_error(tmp_path):

@@ -6,6 +6,8 @@ page of a seeded sample of the graph's pages that have links becomes a segment r
 (DESIGN.md) whose one block is its successor list in the graph's order; every node gets a
 URL of its own site, ``http://www.p<node>.org/`` (the graph names no hosts, so no two pages
 share a site: every link is a cross-site citation, and no site-level damping applies).
+Sizes above the graph's pages with links (issue 14 asks for at least a million) sample from
+disjoint copies of it (``tile``): the same link structure repeated, node ids offset per copy.
 
     >>> successors = {0: [1, 2], 1: [2], 3: [0, 1, 2]}
     >>> [record["url"] for record in graph_records(successors, sample_sources(successors, 2, 1))]
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import random
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -48,6 +51,55 @@ def sample_sources(successors: Mapping[int, Sequence[int]], pages: int, seed: in
     if pages >= len(sources):
         return sources
     return sorted(random.Random(seed).sample(sources, pages))
+
+
+class Tiled(Mapping[int, Sequence[int]]):
+    """``copies`` disjoint copies of a graph, made on lookup: node ``n`` of copy ``k`` is
+    ``n + k * span`` (``span``: the largest node id + 1), and its successors are the
+    original's, offset the same.  No link joins two copies, so every copy's pages are
+    co-cited exactly as in the original: a copy adds pages, not structure (its popular pages
+    are as popular as the original's, not more).
+
+    >>> tiled = Tiled({0: [1], 1: [0, 2]}, 2)
+    >>> sorted(tiled), tiled[4], len(tiled)
+    ([0, 1, 3, 4], [3, 5], 4)
+    """
+
+    def __init__(self, successors: Mapping[int, Sequence[int]], copies: int) -> None:
+        if copies < 1:
+            raise ValueError("at least one copy")
+        self.base = successors
+        self.copies = copies
+        self.span = max((max([source, *targets]) for source, targets in successors.items()),
+                        default=-1) + 1
+
+    def __getitem__(self, node: int) -> Sequence[int]:
+        copy, original = divmod(node, self.span) if self.span else (self.copies, 0)
+        if not 0 <= copy < self.copies or original not in self.base:
+            raise KeyError(node)
+        offset = copy * self.span
+        return [target + offset for target in self.base[original]]
+
+    def __iter__(self) -> Iterator[int]:
+        for copy in range(self.copies):
+            offset = copy * self.span
+            for node in self.base:
+                yield node + offset
+
+    def __len__(self) -> int:
+        return self.copies * len(self.base)
+
+
+def tile(successors: Mapping[int, Sequence[int]], pages: int) -> Mapping[int, Sequence[int]]:
+    """The graph itself when it has ``pages`` pages with links, else the fewest disjoint
+    copies of it that have (``Tiled``).
+
+    >>> len(tile({0: [1], 1: [0]}, 2)), len(tile({0: [1], 1: [0]}, 5))
+    (2, 6)
+    """
+    if pages <= len(successors) or not successors:
+        return successors
+    return Tiled(successors, math.ceil(pages / len(successors)))
 
 
 def node_url(node: int) -> str:
