@@ -242,11 +242,13 @@ def _ensure_cluster() -> bool:
     """Start the MiniCluster unless one runs; True if this call started it."""
     if subprocess.run([str(MINICLUSTER), "status"], capture_output=True).returncode == 0:
         return False
-    _say("starting the MiniCluster")
-    done = subprocess.run([str(MINICLUSTER), "start"], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise BenchError(f"scripts/minicluster start failed:\n{done.stderr[-2000:]}")
-    return True
+    for attempt in (1, 2):  # once more after a failed start: it stops what it started
+        _say("starting the MiniCluster" + (" again" if attempt == 2 else ""))
+        done = subprocess.run([str(MINICLUSTER), "start"], capture_output=True, text=True)
+        if done.returncode == 0:
+            return True
+        _say(f"scripts/minicluster start failed:\n{done.stderr[-2000:]}")
+    raise BenchError("scripts/minicluster start failed twice (its output is above)")
 
 
 def _client_env() -> dict[str, str]:
