@@ -71,10 +71,10 @@ class Tiled(Mapping[int, Sequence[int]]):
         self.base = successors
         self.copies = copies
         self.span = max((max([source, *targets]) for source, targets in successors.items()),
-                        default=-1) + 1
+                        default=0) + 1
 
     def __getitem__(self, node: int) -> Sequence[int]:
-        copy, original = divmod(node, self.span) if self.span else (self.copies, 0)
+        copy, original = divmod(node, self.span)
         if not 0 <= copy < self.copies or original not in self.base:
             raise KeyError(node)
         offset = copy * self.span
