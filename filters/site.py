@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import tldextract
 
 from filters.config import conf_path
+from filters.urls import HOST_CACHE_SIZE
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +48,6 @@ sites.google.com\t/view/<name>
 _RULE_HOST = re.compile(r"[a-z0-9_\-]+(?:\.[a-z0-9_\-]+)+")
 _LITERAL_SEGMENT = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@]+")
 _LAST_SEGMENT = re.compile(r"([A-Za-z0-9\-._~!$&'()*+,;=:@]*)<([a-z_]+)>")
-_HOST_CACHE_SIZE = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -255,7 +255,7 @@ def _extractor() -> tldextract.TLDExtract:
     )
 
 
-@functools.lru_cache(maxsize=_HOST_CACHE_SIZE)
+@functools.lru_cache(maxsize=HOST_CACHE_SIZE)
 def _registered_domain(host: str) -> str:
     if host.startswith("["):  # IPv6 literal
         return host
