@@ -48,6 +48,7 @@ from relatedpages.store.chain import (
 from relatedpages.scoring.options import FILTER_SWITCHES, add_chain_options, chain_params_from
 from relatedpages.scoring.similarity import micro, score_from_micro, unmicro
 from relatedpages.scoring.sitefallback import from_site, is_weak, site_chops
+from relatedpages.store import hotkeys
 
 FILTER_GROUP = "filters"
 CHAIN_GROUP = "related"
@@ -66,11 +67,18 @@ class MRRelatedPages(ShippedJob):
     def configure_args(self) -> None:
         super().configure_args()
         add_chain_options(self.add_passthru_arg)
+        self.add_file_arg(
+            "--hot-keys", metavar="PLAN",
+            help="a hot-key plan (scripts/key_skew.py --plan): the first job's heavy pages "
+                 "split and routed to its reducers. Changes where the work goes, never the "
+                 "output. Default: none")
 
     def load_args(self, args: list[str]) -> None:
         super().load_args(args)
         try:
             self.link_params, self.sim_params = chain_params_from(self.options)
+            self.hot_keys = (hotkeys.read_plan(self.options.hot_keys)
+                             if self.options.hot_keys else {})
         except ValueError as error:
             self.arg_parser.error(str(error))
 
@@ -94,7 +102,7 @@ class MRRelatedPages(ShippedJob):
         self._jieba_dir = tempfile.TemporaryDirectory(prefix="relatedpages-jieba-")
         self.words = AnchorWords(cache_dir=self._jieba_dir.name)
 
-    def mapper_emit_pairs(self, url: str, record: Any) -> Iterator[tuple[str, str | list[Any]]]:
+    def mapper_emit_pairs(self, url: str, record: Any) -> Iterator[tuple[Any, list[Any]]]:
         """Input: url → segment record.  Output, per filtered block and page, an auxiliary
         value (for in_p); under the evidence tie-break, per block before the filters and
         href, a cited value (for popularity); and per related pair {p1, p2} of the page (first block only),
@@ -112,15 +120,18 @@ class MRRelatedPages(ShippedJob):
         blocks, events = filter_blocks(site, unit_blocks, self.words, self.link_params)
         for event, count in events.items():
             self.increment_counter(FILTER_GROUP, event.value, count)
+        plan = self.hot_keys  # a split page's values go to its pieces (store.hotkeys)
         aux = encode_aux_value(site)
         for page, count in sim.in_counts(blocks).items():
-            for _ in range(count):
-                yield page, aux
+            for key in hotkeys.every_key(page, plan):
+                for _ in range(count):
+                    yield key, aux
         if self.sim_params.tie_break is sim.TieBreak.EVIDENCE or self.sim_params.site_fallback:
             cited = encode_cited_value(site)
             for linked, count in sim.raw_counts(unit_blocks).items():
-                for _ in range(count):
-                    yield linked, cited
+                for key in hotkeys.every_key(linked, plan):
+                    for _ in range(count):
+                        yield key, cited
         citing_url = record.get("url")
         page = citing_url if isinstance(citing_url, str) else url
         pairs = sim.page_pairs(site, blocks, self.sim_params.lam,
@@ -128,21 +139,28 @@ class MRRelatedPages(ShippedJob):
                                max_distance=self.sim_params.window)
         self.increment_counter(CHAIN_GROUP, "related_pairs", len(pairs))
         for pair in pairs:
-            yield pair.p1, encode_pair_value(pair.p2, pair.site, pair.anchor1, pair.s,
-                                             pair.page, pair.text1)
-            yield pair.p2, encode_pair_value(pair.p1, pair.site, pair.anchor2, pair.s,
-                                             pair.page, pair.text2)
+            yield (hotkeys.pair_key(pair.p1, pair.p2, plan),
+                   encode_pair_value(pair.p2, pair.site, pair.anchor1, pair.s, pair.page,
+                                     pair.text1))
+            yield (hotkeys.pair_key(pair.p2, pair.p1, plan),
+                   encode_pair_value(pair.p1, pair.site, pair.anchor2, pair.s, pair.page,
+                                     pair.text2))
 
     # -- Reducer1 --------------------------------------------------------------------------
 
     def reducer_total_similarity(
-        self, page: str, values: Iterator[Any]
+        self, key: Any, values: Iterator[Any]
     ) -> Iterator[tuple[str, list[Any]]]:
-        """Input: p2 → auxiliary values first, then (p1, TSD, A_p,p2, S_p) sorted by p1,
-        TSD, anchor and similarity descending (Sort1).  Output: p1 → (p2, score, evidence,
-        sites citing p2, Σ_d DS_d) for score >= T; the score is TS(p1 → p2) of Eq. 13 under the
-        paper preset.  One pass, constant memory: integer sums, a small heap."""
+        """Input: p2 (or a piece of a split p2: store.hotkeys) → auxiliary values first, then
+        (p1, TSD, A_p,p2, S_p) sorted by p1, TSD, anchor and similarity descending (Sort1).
+        Output: p1 → (p2, score, evidence, sites citing p2, Σ_d DS_d) for score >= T; the
+        score is TS(p1 → p2) of Eq. 13 under the paper preset.  One pass, constant memory:
+        integer sums, a small heap."""
         params = self.sim_params
+        page = hotkeys.page_of(key)
+        if page is None:
+            self.increment_counter(CHAIN_GROUP, "bad_intermediate_key")
+            return
         n_micro, cap = micro(params.n), params.r
         # in_p2: blocks containing p2; popularity: sites citing p2 in at most `template`
         # blocks (a site that repeats it more often has it in a template)
@@ -224,6 +242,7 @@ class MRRelatedPages(ShippedJob):
                 best = (s_micro, citing, text)
         yield from close_other()
         if params.site_fallback:  # every cited page reaches Reducer2, with its popularity
+            # (from every piece of a split page: each counts the same popularity)
             if last_citing is not None:
                 close_citing_site()
             yield page, [_SELF, popularity]

@@ -4,7 +4,7 @@
     python scripts/bench_scale.py [--sizes 5000,10000,20000,40000] [--runs 1]
         [--maps 64] [--reduces 64] [--containers 1,2,4 --containers-pages 10000]
         [--compare-compression] [--fixed-pages 200] [--seed 1] [--out out/bench-scale] [--json]
-        [--graph ../shared/data/graphs/cnr-2000/cnr-2000.arcs.tsv.gz [--spark]]
+        [--graph ../shared/data/graphs/cnr-2000/cnr-2000.arcs.tsv.gz [--spark] [--hot-keys]]
 
 Starts the MiniCluster (``scripts/minicluster``: HDFS and YARN on loopback) unless one is
 running, and stops it afterwards if it started it.  Per size it generates a crawl
@@ -44,7 +44,10 @@ on HDFS (a size above the graph's pages with links samples from the fewest disjo
 it that hold it); the first size's output is compared line for line with an inline run of the chain.
 With ``--spark`` the same records also go through the chain on Spark (mrjob's ``-r spark``,
 pyspark's local master on this machine's cores, ``--reduces`` partitions), timed beside YARN,
-its first output compared with the inline chain's too.  (The pipeline's segment job reads WARC
+its first output compared with the inline chain's too.  With ``--hot-keys`` the first size runs
+again with a hot-key plan for ``--reduces`` reducers (``scripts/key_skew.py``: made from a
+tenth of the records), its output checked against the inline chain's, and related 1's
+reducer skew measured beside the skew ``relatedpages.evaluation.key_skew`` predicts.  (The pipeline's segment job reads WARC
 bytes through ``mapper_raw``, an input manifest that mrjob's Spark harness does not run.)
 
 Prints the Fig. 8 table (time per stage by size, shuffle bytes per page, peak memory per task,
@@ -82,7 +85,10 @@ from relatedpages.evaluation.proctree import run_measured  # noqa: E402
 from relatedpages.evaluation.scale import (  # noqa: E402
     PipelineRun,
     SizeSummary,
+    format_compression_table,
     format_fig8_table,
+    format_fig9_table,
+    format_hot_keys_table,
     format_per_page_table,
     format_spark_table,
     label,
@@ -143,6 +149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     parser.add_argument("--spark", action="store_true",
                         help="with --graph: also run the chain on Spark (-r spark, local master)")
+    parser.add_argument("--hot-keys", action="store_true",
+                        help="with --graph: run the first size again with a hot-key plan "
+                        "(jobs.related --hot-keys) and compare related 1's skew")
     parser.add_argument("--graph", type=Path, metavar="ARCS.tsv[.gz]",
                         help="the chain alone (python -m jobs.related) on segment records of "
                         "a real link graph's pages, --sizes of them sampled by --seed "
@@ -163,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.spark and args.graph is None:
         parser.error("--spark runs the chain alone: give --graph too (the segment job's "
                      "mapper_raw is not supported by mrjob's Spark harness)")
+    if args.hot_keys and args.graph is None:
+        parser.error("--hot-keys splits the chain's keys: give --graph too")
     if args.spark and importlib.util.find_spec("pyspark") is None:
         parser.error("--spark needs pyspark: pip install -e '.[spark]'")
     try:
@@ -215,6 +226,13 @@ def _bench(args: argparse.Namespace, sizes: list[int], containers: list[int]) ->
                     _say(f"Fig. 9: {at:,} pages, {count} container(s), run {number + 1}")
                     runs.append(bench.run(at, count, None, check=False))
                 fig9[count] = summarise(runs)
+        hot: dict[str, Any] = {}
+        if args.hot_keys:
+            pages = sizes[0]
+            plan, hot = bench.hot_key_plan(pages)
+            _say(f"hot keys: {pages:,} records, {hot['routed']:,} pages routed, "
+                 f"{hot['split']:,} of them split")
+            hot["runs"] = [by_size[pages][0], bench.run(pages, 0, None, check=True, plan=plan)]
         compression: dict[str, SizeSummary] = {}
         if args.compare_compression:
             pages = sizes[0]
@@ -230,7 +248,7 @@ def _bench(args: argparse.Namespace, sizes: list[int], containers: list[int]) ->
             subprocess.run([str(MINICLUSTER), "stop"], capture_output=True, timeout=180)
     _report(args, out, summaries, fixed, fig9, compression,
             {pages: median_by_stage(runs) for pages, runs in spark.items()},
-            len(bench.graph) if bench.graph is not None else 0)
+            len(bench.graph) if bench.graph is not None else 0, hot)
     return 0
 
 
@@ -359,10 +377,10 @@ class _Bench:
             self._fs("-put", "-f", *map(str, parts), f"{HDFS_ROOT}/{pages}/records/")
         return whole
 
-    def run(self, pages: int, containers: int, compress: bool | None, *, check: bool
-            ) -> PipelineRun:
+    def run(self, pages: int, containers: int, compress: bool | None, *, check: bool,
+            plan: Path | None = None) -> PipelineRun:
         if self.args.graph is not None:
-            return self.run_chain(pages, containers, compress, check=check)
+            return self.run_chain(pages, containers, compress, check=check, plan=plan)
         crawl = self.crawl(pages)
         self.count += 1
         name = f"{pages}-{self.count}"
@@ -383,14 +401,16 @@ class _Bench:
         shutil.rmtree(db)
         return PipelineRun(pages, wall, database, tuple(jobs), records, db_bytes, pairs)
 
-    def run_chain(self, pages: int, containers: int, compress: bool | None, *, check: bool
-                  ) -> PipelineRun:
-        """The block co-citation chain alone (``python -m jobs.related``) on graph records."""
+    def run_chain(self, pages: int, containers: int, compress: bool | None, *, check: bool,
+                  plan: Path | None = None) -> PipelineRun:
+        """The block co-citation chain alone (``python -m jobs.related``) on graph records,
+        with a hot-key plan if given."""
         records = self.records(pages)
         self.count += 1
         output = f"{HDFS_ROOT}/{pages}/chain-{self.count}"
         command = [sys.executable, "-m", "jobs.related", "-r", "hadoop",
                    "--conf-path", str(self.conf(containers, compress)),
+                   *(["--hot-keys", str(plan)] if plan is not None else []),
                    f"hdfs://{HDFS_ROOT}/{pages}/records/*.jsonl", "-o", f"hdfs://{output}"]
         _, wall, jobs = self._timed(command, self.env, f"jobs.related ({pages} records)")
         if check:
@@ -401,9 +421,31 @@ class _Bench:
             task.counters.get("MAP_OUTPUT_RECORDS", 0) for task in first.tasks if task.kind == "MAP") // 2
         return PipelineRun(pages, wall, 0.0, tuple(jobs), 0, 0, pairs)
 
+    def hot_key_plan(self, pages: int) -> tuple[Path, dict[str, Any]]:
+        """A hot-key plan for ``--reduces`` reducers from a tenth of the records, and related
+        1's reducer skew predicted without and with it."""
+        from relatedpages.evaluation.key_skew import plan_and_predict, read_segment_records
+        from relatedpages.store.hotkeys import write_plan
+
+        records = list(read_segment_records(self.records(pages)))
+        plan, predicted = plan_and_predict(records, self.args.reduces, self.args.seed)
+        path = self.work / f"hot-keys-{pages}.tsv"
+        write_plan(plan, path)
+        return path, {"pages": pages, "routed": len(plan),
+                      "split": sum(1 for labels in plan.values() if len(labels) > 1),
+                      "pieces": sum(len(labels) for labels in plan.values()),
+                      "predicted": list(predicted)}
+
     def _check_chain(self, records: Path, output: str, pages: int) -> None:
         """The cluster's chain output equals an inline run's on the same records, line for
-        line (sorted: the part files' order is the reducers')."""
+        line (sorted: the part files' order is the reducers'); the inline run once a size."""
+        if pages in self.inline_digests:
+            yarn = sorted(self._fs("-cat", f"{output}/part-*").splitlines())
+            if _digest(yarn) != self.inline_digests[pages]:
+                raise BenchError(f"{pages} records: the YARN chain's output ({len(yarn)} lines) "
+                                 "differs from the inline chain's")
+            _say(f"checked: the YARN chain's output equals the inline chain's ({len(yarn):,} lines)")
+            return
         inline = self.work / f"chain-inline-{pages}"
         done = subprocess.run([sys.executable, "-m", "jobs.related", "-r", "inline",
                                str(records), "-o", str(inline)], cwd=REPO,
@@ -547,7 +589,7 @@ def _summary_int(stdout: str, name: str) -> int:
 def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
             fixed: SizeSummary | None, fig9: dict[int, SizeSummary],
             compression: dict[str, SizeSummary], spark: dict[int, dict[str, float]],
-            graph_pages: int) -> None:
+            graph_pages: int, hot: dict[str, Any]) -> None:
     what = ("the pipeline" if args.graph is None
             else f"the block co-citation chain alone on {args.graph.name}'s pages (seed {args.seed}"
                  + (f"; sizes above its {graph_pages:,} pages with links from disjoint copies of it)"
@@ -570,22 +612,18 @@ def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
     if fig9:
         pages = next(iter(fig9.values())).pages
         print(f"\nFig. 9: {pages:,} pages, tasks of a job running at once")
-        stages = sorted({s for summary in fig9.values() for s in summary.stages}, key=stage_key)
-        print("| | " + " | ".join(f"{c} container{'s' if c > 1 else ''}" for c in sorted(fig9)) + " |")
-        print("|---|" + "---:|" * len(fig9))
-        for stage in stages:
-            print(f"| {label(stage)} | "
-                  + " | ".join(f"{fig9[c].stages.get(stage, 0.0):.1f} s" for c in sorted(fig9)) + " |")
+        print(format_fig9_table(fig9))
         plot_fig9(fig9, out / "fig9-time-vs-containers.png")
         print(f"figure: {out / 'fig9-time-vs-containers.png'}")
     if compression:
         off, on = compression["off"], compression["on"]
         print(f"\nMap output compression, {off.pages:,} pages ({args.codec}); same database")
-        print("| | off | on |\n|---|---:|---:|")
-        print(f"| shuffle bytes per page | {off.shuffle_bytes_per_page / 1024:.1f} KB | "
-              f"{on.shuffle_bytes_per_page / 1024:.1f} KB |")
-        print(f"| wall time | {off.stages['total']:.1f} s | {on.stages['total']:.1f} s |")
-        print(f"| CPU time of all tasks | {off.cpu_seconds:.0f} s | {on.cpu_seconds:.0f} s |")
+        print(format_compression_table(off, on))
+    if hot:
+        print(f"\nHot keys: {hot['pages']:,} records, {args.reduces} reducers, a plan routing "
+              f"{hot['routed']:,} pages ({hot['split']:,} split; {hot['pieces']:,} keys); "
+              "same output")
+        print(format_hot_keys_table(hot["runs"][0], hot["runs"][1], hot["predicted"]))
     figures: dict[str, Any] = {
         "maps": args.maps, "reduces": args.reduces, "runs": args.runs, "seed": args.seed,
         "graph": str(args.graph) if args.graph is not None else None,
@@ -593,6 +631,8 @@ def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
         "containers": {str(c): asdict(s) for c, s in fig9.items()},
         "compression": {k: asdict(s) for k, s in compression.items()},
         "spark": {str(pages): figures for pages, figures in spark.items()},
+        "hot_keys": {**{k: v for k, v in hot.items() if k != "runs"},
+                     "runs": [asdict(run) for run in hot["runs"]]} if hot else {},
         "verdicts": lines,
     }
     (out / "scale.json").write_text(json.dumps(figures, indent=1))

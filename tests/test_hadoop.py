@@ -95,8 +95,8 @@ def job_env() -> dict[str, str]:
     return env
 
 
-def run_cli(job: str, runner: str, inputs: list[Path], folder: Path, *job_args: str
-            ) -> tuple[list[bytes], dict[str, dict[str, int]]]:
+def run_cli(job: str, runner: str, inputs: list[Path], folder: Path, *job_args: str,
+            reducers: int = HADOOP_REDUCERS) -> tuple[list[bytes], dict[str, dict[str, int]]]:
     """``python -m jobs.<job> -r <runner>`` with ``folder`` as working folder: the sorted
     output lines and the counters it printed, summed over steps."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -127,7 +127,7 @@ def run_cli(job: str, runner: str, inputs: list[Path], folder: Path, *job_args: 
     assert proc.returncode == 0, log[-4000:]
     parts = sorted(out.glob("part-*"))
     if runner == "hadoop":
-        assert len(parts) == HADOOP_REDUCERS, [p.name for p in parts]
+        assert len(parts) == reducers, [p.name for p in parts]
     lines = sorted(line for part in parts for line in part.read_bytes().splitlines(True))
     return lines, printed_counters(log)
 
@@ -178,6 +178,34 @@ def test_related_on_hadoop_matches_inline(hadoop_home, segments, tmp_path):
     # Two steps; Sort1 (SORT_VALUES) under Hadoop's KeyFieldBasedPartitioner and comparator
     counters = assert_same_as_inline("related", [segments], tmp_path, "--t", RELATED_T)
     assert counters["related"]["pages_with_related"] > 0
+
+
+def test_hadoop_places_keys_as_key_skew_predicts_and_a_hot_key_plan_changes_nothing(
+        hadoop_home, segments, tmp_path):
+    # the chain with a hot-key plan, 7 reducers: each output key is in the part file of the
+    # reducer relatedpages.evaluation.key_skew.partition gives it (Hadoop's own
+    # KeyFieldBasedPartitioner placed it), and the output equals the plain inline chain's
+    from relatedpages.evaluation.key_skew import (
+        default_chain_params, key_loads, read_segment_records)
+    from relatedpages.store.hotkeys import partition, plan_keys, write_plan
+
+    reducers = 7
+    plan = plan_keys(key_loads(read_segment_records(segments), *default_chain_params()), 1024)
+    assert sum(len(labels) > 1 for labels in plan.values()) >= 3
+    write_plan(plan, tmp_path / "plan.tsv")
+    inline, _ = run_cli("related", "inline", [segments], tmp_path / "inline", "--t", RELATED_T)
+    split, counters = run_cli("related", "hadoop", [segments], tmp_path / "hadoop", "--t",
+                              RELATED_T, "--hot-keys", str(tmp_path / "plan.tsv"),
+                              "--jobconf", f"mapreduce.job.reduces={reducers}",
+                              reducers=reducers)
+    assert len(inline) > 1000 and split == inline
+    assert counters["related"]["pages_with_related"] > 0
+    placed = 0
+    for number, part in enumerate(sorted((tmp_path / "hadoop" / "out-hadoop").glob("part-*"))):
+        for line in part.read_bytes().splitlines():
+            assert partition(json.loads(line.split(b"\t", 1)[0]), reducers) == number
+            placed += 1
+    assert placed == len(inline)
 
 
 def test_cocitation_on_hadoop_matches_inline(hadoop_home, segments, tmp_path):

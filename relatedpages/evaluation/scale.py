@@ -239,6 +239,50 @@ def format_spark_table(sizes: Sequence[SizeSummary],
     return "\n".join(lines)
 
 
+def format_hot_keys_table(without: PipelineRun, with_plan: PipelineRun,
+                          predicted: Sequence[float]) -> str:
+    """Related 1 without and with a hot-key plan (the same records), and the skew that
+    ``relatedpages.evaluation.key_skew`` predicted for each (``predicted``: without, with)."""
+    def first(run: PipelineRun) -> JobFigures:
+        return next(job for job in run.jobs if job.name == "related 1")
+
+    def records(job: JobFigures) -> int:
+        return sum(t.counters.get("REDUCE_INPUT_RECORDS", 0) for t in job.tasks if t.kind == "REDUCE")
+
+    jobs = [first(without), first(with_plan)]
+    rows = [("related 1, submit to finish", [f"{job.seconds:.1f} s" for job in jobs]),
+            ("… its reduce phase (last map to last reducer)",
+             [f"{job.reduce_seconds():.1f} s" for job in jobs]),
+            ("… its reducer input skew, measured (max/mean)", [f"{job.reduce_skew():.2f}" for job in jobs]),
+            ("… predicted from the keys (key_skew)", [f"{value:.2f}" for value in predicted]),
+            ("… its reducers' input records", [f"{records(job):,}" for job in jobs]),
+            ("the chain, wall time", [f"{run.wall_seconds:.1f} s" for run in (without, with_plan)]),
+            ("CPU time of all tasks", [f"{run.cpu_seconds:.0f} s" for run in (without, with_plan)])]
+    return "\n".join(["| | without a plan | with the plan |", "|---|---:|---:|"]
+                     + [f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows])
+
+
+def format_fig9_table(fig9: Mapping[int, SizeSummary]) -> str:
+    """Fig. 9: time per stage by the number of a job's tasks running at once."""
+    stages = sorted({s for summary in fig9.values() for s in summary.stages}, key=stage_key)
+    lines = ["| | " + " | ".join(f"{c} container{'s' if c > 1 else ''}" for c in sorted(fig9)) + " |",
+             "|---|" + "---:|" * len(fig9)]
+    for stage in stages:
+        lines.append(f"| {label(stage)} | "
+                     + " | ".join(f"{fig9[c].stages.get(stage, 0.0):.1f} s" for c in sorted(fig9)) + " |")
+    return "\n".join(lines)
+
+
+def format_compression_table(off: SizeSummary, on: SizeSummary) -> str:
+    """The same size with map output compression off and on."""
+    return "\n".join([
+        "| | off | on |", "|---|---:|---:|",
+        f"| shuffle bytes per page | {off.shuffle_bytes_per_page / 1024:.1f} KB | "
+        f"{on.shuffle_bytes_per_page / 1024:.1f} KB |",
+        f"| wall time | {off.stages['total']:.1f} s | {on.stages['total']:.1f} s |",
+        f"| CPU time of all tasks | {off.cpu_seconds:.0f} s | {on.cpu_seconds:.0f} s |"])
+
+
 def verdicts(sizes: Sequence[SizeSummary], fixed: SizeSummary | None = None) -> list[str]:
     """Issue 14's goals: slope of time against pages ≤ 1.1, reduce memory ratio ≤ 1.2."""
     if len(sizes) < 2:
