@@ -25,6 +25,7 @@ from relatedpages.evaluation.scale import (
     TOTAL,
     PipelineRun,
     format_fig8_table,
+    format_hot_keys_table,
     loglog_slope,
     plot_fig8,
     plot_fig9,
@@ -155,6 +156,18 @@ def test_verdicts_and_table_against_the_goals(tmp_path):
     assert (tmp_path / "fig9.png").stat().st_size > 10_000
 
 
+def test_the_hot_keys_table_sets_related_1_without_and_with_a_plan_side_by_side():
+    without = run(1000, 1.0)
+    planned = PipelineRun(1000, 30.0, 0.0, (job("related 1", 8.0, reduce_records=(21, 19)),))
+    table = format_hot_keys_table(without, planned, [1.5, 1.05])
+    assert table.splitlines()[0] == "| | without a plan | with the plan |"
+    assert "| related 1, submit to finish | 20.0 s | 8.0 s |" in table
+    assert "| … its reducer input skew, measured (max/mean) | 1.50 | 1.05 |" in table
+    assert "| … predicted from the keys (key_skew) | 1.50 | 1.05 |" in table
+    assert "| … its reducers' input records | 40 | 40 |" in table
+    assert "| the chain, wall time | 40.0 s | 30.0 s |" in table
+
+
 def test_stage_order_is_the_pipelines():
     stages = [TOTAL, "cocitation 1", CLIENT, "related 2", "segment 1", "related 1"]
     assert sorted(stages, key=stage_key) == ["segment 1", "related 1", "related 2",
@@ -211,7 +224,8 @@ def test_the_chain_alone_on_a_real_graph_on_the_minicluster(tmp_path, shared_dat
     """--graph: the chain alone on sampled pages of cnr-2000 (its first 300 arcs here: 52
     pages with links, so both sizes sample from disjoint copies of it), the first size's
     output checked against an inline run of the chain inside the script; with --spark the
-    same records on Spark's local master too, checked the same way."""
+    same records on Spark's local master too, checked the same way; with --hot-keys the
+    first size again under a hot-key plan, its output checked the same way."""
     import gzip
 
     arcs = tmp_path / "arcs.tsv"
@@ -219,11 +233,16 @@ def test_the_chain_alone_on_a_real_graph_on_the_minicluster(tmp_path, shared_dat
         arcs.write_text("".join(line for _, line in zip(range(300), whole)))
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--graph", str(arcs), "--sizes", "60,120", "--maps", "2",
-         "--reduces", "2", "--fixed-pages", "0", "--spark", "--out", str(tmp_path / "out")],
+         "--reduces", "2", "--fixed-pages", "0", "--spark", "--hot-keys",
+         "--out", str(tmp_path / "out")],
         capture_output=True, text=True, timeout=2400, cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "checked: the YARN chain's output equals the inline chain's" in done.stderr
     assert "checked: the Spark chain's output equals the inline chain's" in done.stderr
+    # the plain run and the run under the plan, each checked against the inline chain
+    assert done.stderr.count("checked: the YARN chain's output equals the inline chain's") == 2
+    assert "Hot keys: 60 records, 2 reducers, a plan routing" in done.stdout
+    assert "| … its reducer input skew, measured (max/mean) |" in done.stdout
     assert "| Spark (local) wall time |" in done.stdout
     assert ("the block co-citation chain alone on arcs.tsv's pages (seed 1; sizes above its "
             "52 pages with links from disjoint copies of it)") in done.stdout
@@ -233,6 +252,14 @@ def test_the_chain_alone_on_a_real_graph_on_the_minicluster(tmp_path, shared_dat
     assert [s["pages"] for s in figures["sizes"]] == [60, 120]
     assert all(s["pairs_per_page"] > 0 for s in figures["sizes"])
     assert sorted(figures["spark"]) == ["120", "60"]
+    hot = figures["hot_keys"]
+    assert hot["pages"] == 60 and hot["routed"] > 0 and len(hot["runs"]) == 2
+    # related 1's reducer input as the job history has it equals the prediction from the keys
+    for run, predicted in zip(hot["runs"], hot["predicted"]):
+        first = next(job for job in run["jobs"] if job["stage"] == "related 1")
+        records = [task["counters"]["REDUCE_INPUT_RECORDS"] for task in first["tasks"]
+                   if task["kind"] == "REDUCE"]
+        assert len(records) == 2 and max(records) / (sum(records) / 2) == pytest.approx(predicted)
     assert all(run["wall"] > 0 and run["cpu"] > 0 and run["peak_mb"] > 50
                for run in figures["spark"].values())
 
