@@ -120,7 +120,7 @@ class MRRelatedPages(ShippedJob):
         blocks, events = filter_blocks(site, unit_blocks, self.words, self.link_params)
         for event, count in events.items():
             self.increment_counter(FILTER_GROUP, event.value, count)
-        plan = self.hot_keys  # a split page's values go to its pieces (store.hotkeys)
+        plan = self.hot_keys  # a planned page's values go to its keys (store.hotkeys)
         aux = encode_aux_value(site)
         for page, count in sim.in_counts(blocks).items():
             for key in hotkeys.every_key(page, plan):
@@ -151,8 +151,9 @@ class MRRelatedPages(ShippedJob):
     def reducer_total_similarity(
         self, key: Any, values: Iterator[Any]
     ) -> Iterator[tuple[str, list[Any]]]:
-        """Input: p2 (or a piece of a split p2: store.hotkeys) → auxiliary values first, then
-        (p1, TSD, A_p,p2, S_p) sorted by p1, TSD, anchor and similarity descending (Sort1).
+        """Input: p2 (or ``[p2, label]`` under a hot-key plan: store.hotkeys) → auxiliary
+        values first, then (p1, TSD, A_p,p2, S_p) sorted by p1, TSD, anchor and similarity
+        descending (Sort1).
         Output: p1 → (p2, score, evidence, sites citing p2, Σ_d DS_d) for score >= T; the
         score is TS(p1 → p2) of Eq. 13 under the paper preset.  One pass, constant memory:
         integer sums, a small heap."""

@@ -24,7 +24,9 @@ from relatedpages.evaluation.scale import (
     CLIENT,
     TOTAL,
     PipelineRun,
+    format_compression_table,
     format_fig8_table,
+    format_fig9_table,
     format_hot_keys_table,
     loglog_slope,
     plot_fig8,
@@ -150,6 +152,12 @@ def test_verdicts_and_table_against_the_goals(tmp_path):
     assert "| reducer input skew (max/mean) | 1.50 (related 1) |" in table
     assert "| … of its Python reducer | 50 MB | 50 MB | 50 MB |" in table
     assert "| … of its Python mapper | not measured |" in table
+    fig9 = format_fig9_table({1: sizes[0], 2: sizes[1]})
+    assert fig9.splitlines()[0] == "| | 1 container | 2 containers |"
+    assert "| total | 40.0 s | 80.0 s |" in fig9
+    compression = format_compression_table(sizes[0], sizes[1])
+    assert "| wall time | 40.0 s | 80.0 s |" in compression
+    assert "| CPU time of all tasks | 3 s | 3 s |" in compression
     plot_fig8(sizes, tmp_path / "fig8.png")
     plot_fig9({1: sizes[0], 2: sizes[1]}, tmp_path / "fig9.png")
     assert (tmp_path / "fig8.png").stat().st_size > 10_000

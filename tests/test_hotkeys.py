@@ -205,3 +205,15 @@ def test_key_skew_prints_the_skew_and_writes_a_plan(shared_data, tmp_path):
     done = subprocess.run([sys.executable, str(script), "--records", str(records),
                            "--reducers", "0"], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 2 and "--reducers: at least 1" in done.stderr
+
+
+def test_reducer1_counts_a_key_that_is_neither_a_page_nor_a_piece():
+    job = MRRelatedPages(["--reducer", "--step-num=0"])
+    job.sandbox(stdin=io.BytesIO(b'[1, 2]\t["0", "a.org"]\n'
+                                 b'["http://b/", 3]\t["0", "a.org"]\n'))
+    job.execute()
+    counters = [line for line in job.stderr.getvalue().decode().splitlines()
+                if line.startswith("reporter:counter:related,bad_intermediate_key,")]
+    assert counters == ["reporter:counter:related,bad_intermediate_key,1"]
+    # the good piece was read as its page: under the default preset it reports popularity
+    assert job.stdout.getvalue().startswith(b'"http://b/"\t')
