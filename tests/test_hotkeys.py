@@ -194,6 +194,10 @@ def test_key_skew_prints_the_skew_and_writes_a_plan(shared_data, tmp_path):
                           capture_output=True, text=True, cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stderr
     assert read_plan(plan) and f"wrote {plan}" in done.stdout
+    done = subprocess.run([sys.executable, str(script), "--web", "120", "--reducers", "4"],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "| generated web, 120 pages (seed 1) | 4 |" in done.stdout
     records = tmp_path / "seg.jsonl"
     records.write_text("not a record\n" + "".join(
         json.dumps(f"http://www.p{n}.org/") + "\t" + json.dumps(

@@ -16,7 +16,6 @@ hash (:attr:`Skew.floor`).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import tempfile
@@ -28,15 +27,13 @@ from typing import Any, Union
 
 from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams, filter_blocks
-from filters.site import site_of
-from filters.urls import normalise_url
-from relatedpages.corpus.ingest import Page, read_pages
+from relatedpages.evaluation.pair_census import page_records
 from relatedpages.scoring import similarity as sim
 from relatedpages.scoring.granularity import units
-from relatedpages.scoring.options import add_chain_options, chain_params_from
+from relatedpages.scoring.options import preset_link_params
+from relatedpages.scoring.similarity import preset_params
 from relatedpages.store import hotkeys
 from relatedpages.store.hotkeys import partition
-from segmenter import segment_bytes, segment_record
 
 #: A key of related 1: a page, or ``(page, label)`` under a plan (``relatedpages.store.hotkeys``).
 Key = Union[str, tuple[str, int]]
@@ -142,9 +139,7 @@ def plan_and_predict(records: Sequence[Mapping[str, Any]], reducers: int, seed: 
 
 def default_chain_params() -> tuple[LinkFilterParams, sim.SimilarityParams]:
     """The chain's parameters at its defaults (what ``jobs.related`` gets without flags)."""
-    parser = argparse.ArgumentParser()
-    add_chain_options(parser.add_argument)
-    return chain_params_from(parser.parse_args([]))
+    return preset_link_params(sim.Preset.DEFAULT), preset_params(sim.Preset.DEFAULT)
 
 
 def hottest(loads: Mapping[Any, int], count: int) -> list[tuple[Any, int]]:
@@ -182,13 +177,4 @@ def read_segment_records(path: Path) -> Iterator[dict[str, Any]]:
 def segment_crawl(crawl: Path) -> Iterator[dict[str, Any]]:
     """The segment records ``jobs.segment`` makes of a crawl file, in one process (each URL
     once: the last record of it wins, as in the job's reducer)."""
-    records: dict[str, dict[str, Any]] = {}
-    for item in read_pages(str(crawl)):
-        if not isinstance(item, Page):
-            continue
-        url = normalise_url(item.url)
-        if url is None:
-            continue
-        record = segment_record(segment_bytes(item.body, url, item.http_charset))
-        records[url] = {**record, "url": url, "site": site_of(url)}
-    yield from records.values()
+    yield from {record["url"]: record for record in page_records(crawl)}.values()

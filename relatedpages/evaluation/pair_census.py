@@ -12,9 +12,10 @@ pairs), in one process, with the chain's default parameters unless given others.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams, filter_blocks
@@ -65,6 +66,20 @@ def kind_of(url: str, topics: Mapping[str, str]) -> str:
     return CONTENT
 
 
+def page_records(crawl: Path) -> Iterator[dict[str, Any]]:
+    """The segment record of every page of a crawl file, in its order, with its normalised
+    URL and site, as ``jobs.segment``'s mapper makes them (pages whose URL does not
+    normalise are skipped, as there)."""
+    for item in read_pages(str(crawl)):
+        if not isinstance(item, Page):
+            continue
+        url = normalise_url(item.url)
+        if url is None:
+            continue
+        record = segment_record(segment_bytes(item.body, url, item.http_charset))
+        yield {**record, "url": url, "site": site_of(url)}
+
+
 def pair_census(crawl: Path, topics: Mapping[str, str], link_params: LinkFilterParams,
                 sim_params: sim.SimilarityParams) -> Census:
     """Count the related pairs of every page of ``crawl`` by its kind."""
@@ -72,14 +87,8 @@ def pair_census(crawl: Path, topics: Mapping[str, str], link_params: LinkFilterP
     every: set[int] = set()
     with tempfile.TemporaryDirectory(prefix="relatedpages-jieba-") as cache:
         words = AnchorWords(cache_dir=cache)
-        for item in read_pages(str(crawl)):
-            if not isinstance(item, Page):
-                continue
-            url = normalise_url(item.url)
-            if url is None:
-                continue
-            site = site_of(url)
-            record = segment_record(segment_bytes(item.body, url, item.http_charset))
+        for record in page_records(crawl):
+            url, site = record["url"], record["site"]
             blocks, _ = filter_blocks(site, units(record, sim_params.granularity)[0], words,
                                       link_params)
             pairs = sim.page_pairs(site, blocks, sim_params.lam, distant_pairs=sim_params.distant_pairs,
