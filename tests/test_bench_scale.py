@@ -162,6 +162,11 @@ def test_verdicts_and_table_against_the_goals(tmp_path):
     plot_fig9({1: sizes[0], 2: sizes[1]}, tmp_path / "fig9.png")
     assert (tmp_path / "fig8.png").stat().st_size > 10_000
     assert (tmp_path / "fig9.png").stat().st_size > 10_000
+    # one size (the MiniCluster pipeline test's): no slope, but the table and the figure
+    assert verdicts(sizes[:1]) == ["one size: no slope"]
+    assert format_fig8_table(sizes[:1]).splitlines()[0] == "| | 1,000 pages |"
+    plot_fig8(sizes[:1], tmp_path / "fig8-one.png")
+    assert (tmp_path / "fig8-one.png").stat().st_size > 10_000
 
 
 def test_the_hot_keys_table_sets_related_1_without_and_with_a_plan_side_by_side():
@@ -205,21 +210,22 @@ def test_split_warc_keeps_every_record_in_order(tmp_path):
 @pytest.mark.hadoop
 @pytest.mark.slow
 def test_bench_scale_on_the_minicluster(tmp_path):
-    """Two tiny sizes, 2 map files and 2 reducers: the database is checked against an
-    inline build inside the script, the tables, verdicts, figures and JSON come out."""
+    """One tiny size (the slopes at two sizes: the --graph test below), 2 map files and 2
+    reducers: the database is checked against an inline build inside the script, the
+    tables, verdicts, figures and JSON come out."""
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--sizes", "60,120", "--maps", "2", "--reduces", "2",
+        [sys.executable, str(SCRIPT), "--sizes", "60", "--maps", "2", "--reduces", "2",
          "--fixed-pages", "0", "--out", str(tmp_path), "--json"],
         capture_output=True, text=True, timeout=2400, cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "checked: the YARN database equals the inline build" in done.stderr
     out = done.stdout
-    assert "| | 60 pages | 120 pages |" in out
+    assert "| | 60 pages |" in out
     for stage in ("segment 1", "related 1", "related 4", "fallback 1", "client", "total"):
         assert f"| {stage} |" in out
-    assert "slope of wall time against pages (log-log):" in out
+    assert "one size: no slope" in out
     figures = json.loads((tmp_path / "scale.json").read_text())
-    assert [s["pages"] for s in figures["sizes"]] == [60, 120]
+    assert [s["pages"] for s in figures["sizes"]] == [60]
     assert all(s["peak_reduce_mb"] > 0 and s["shuffle_bytes_per_page"] > 0 for s in figures["sizes"])
     assert all(math.isfinite(s["skew"]) and s["skew"] >= 1.0 for s in figures["sizes"])
     assert (tmp_path / "fig8-time-vs-pages.png").stat().st_size > 10_000
@@ -256,6 +262,7 @@ def test_the_chain_alone_on_a_real_graph_on_the_minicluster(tmp_path, shared_dat
             "52 pages with links from disjoint copies of it)") in done.stdout
     assert "60 pages: more than the graph's 52 pages with links; sampling from 2 disjoint" in done.stderr
     assert "| related 1 |" in done.stdout and "| segment 1 |" not in done.stdout
+    assert "slope of wall time against pages (log-log):" in done.stdout
     figures = json.loads((tmp_path / "out" / "scale.json").read_text())
     assert [s["pages"] for s in figures["sizes"]] == [60, 120]
     assert all(s["pairs_per_page"] > 0 for s in figures["sizes"])

@@ -243,13 +243,16 @@ def test_real_hub_corpus_chain_equals_reference(shared_data, tmp_path):
     with segment_job.make_runner() as segment_runner:
         segment_runner.run()
         records = [record for _, record in segment_job.parse_output(segment_runner.cat_output())]
+    # every fourth page (138 of the 550, lists of every size): all 550 took 8 minutes of CI
+    records = records[::4]
+    assert len(records) == 138
     segments = write_segments(tmp_path / "seg.jsonl", records)
-    # 550 lists co-cite most pairs once or twice: at the paper's T = 4.0 (tuned on 37.5 M
+    # the lists co-cite most pairs once or twice: at the paper's T = 4.0 (tuned on 37.5 M
     # pages) nothing qualifies, so the gate runs at T = 1.0
     output, counters = run_related([segments], ["--preset", "paper", "--t", "1.0"])
     expected = reference_related(records, LinkFilterParams(), SimilarityParams(t=1.0), AnchorWords())
     assert output == expected
-    assert len(output) > 1000
+    assert len(output) > 10_000
     default, _ = run_related([segments])  # the product's preset, at its defaults
     assert default == reference_related(records, preset_link_params("default"),
                                         preset_params("default"), AnchorWords())

@@ -4,8 +4,10 @@
 NodeManager and the JobHistory server in one JVM (jars from Maven Central); the jobs then
 run as they would on a cluster — inputs and outputs on HDFS, every task a YARN container
 JVM that starts from an empty environment and gets the code only through ``DIRS`` — and
-their output must equal ``-r inline``'s.  ``relatedpages build --runner hadoop --work
-hdfs:///…`` is checked the same way, down to the database records.
+their output must equal ``-r inline``'s.  Here ``scripts/nightly`` (``relatedpages build
+--runner hadoop --work hdfs:///…``) is checked down to the database records; the chain alone
+on YARN is checked against inline by ``tests/test_bench_scale.py`` (its ``--graph`` run), and
+its counters by ``tests/test_hadoop.py`` on Hadoop's local runner (the same streaming tasks).
 
 Slow: about 20 s to start the cluster and 1–2 minutes per job (a JVM per container).
 Skipped without a JDK 17 or Maven, except in CI (``CI=true``), where that fails.
@@ -22,21 +24,12 @@ import pytest
 
 from relatedpages.store.db import RelatedPagesDB
 from tests.prerequisites import run_hadoop_script
-from tests.test_hadoop import (
-    HADOOP_FRAMEWORK_GROUP,
-    REPO,
-    job_env,
-    printed_counters,
-    run_cli,
-    segments,  # noqa: F401  (fixtures shared with the local-mode tests)
-    small_warcs,  # noqa: F401
-)
+from tests.test_hadoop import HADOOP_FRAMEWORK_GROUP, REPO, job_env
 
 pytestmark = [pytest.mark.hadoop, pytest.mark.slow]
 
 MINICLUSTER = REPO / "scripts" / "minicluster"
 HADOOP = REPO / "hadoop" / "bin" / "hadoop"
-RELATED_T = "1"
 
 
 @pytest.fixture(scope="module")
@@ -67,28 +60,6 @@ def test_the_cluster_serves_hdfs(cluster_env):
     hdfs(cluster_env, "-mkdir", "-p", "/check")
     listing = hdfs(cluster_env, "-ls", "/").decode()
     assert "/check" in listing
-
-
-def test_related_chain_on_yarn_and_hdfs_matches_inline(cluster_env, segments, tmp_path):
-    hdfs(cluster_env, "-mkdir", "-p", "/in")
-    hdfs(cluster_env, "-put", "-f", str(segments), "/in/segments.jsonl")
-    done = subprocess.run(
-        [sys.executable, "-m", "jobs.related", "-r", "hadoop", "--conf-path", str(REPO / "conf" / "mrjob.conf"),
-         "--hadoop-tmp-dir", "hdfs:///tmp/mrjob", "--t", RELATED_T,
-         "hdfs:///in/segments.jsonl", "-o", "hdfs:///out/related"],
-        cwd=tmp_path, env=cluster_env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-4000:]
-    assert "Running job" in done.stderr or "Submitted application" in done.stderr
-    counters = printed_counters(done.stderr)
-    assert counters[HADOOP_FRAMEWORK_GROUP]["Reduce output records"] > 0  # YARN's counters
-    assert counters["related"]["pages_with_related"] > 0  # the job's own
-    on_hdfs = sorted(hdfs(cluster_env, "-cat", "/out/related/part-*").splitlines(True))
-
-    inline, inline_counters = run_cli("related", "inline", [segments], tmp_path / "inline",
-                                      "--t", RELATED_T)
-    assert inline, "empty output proves nothing"
-    assert on_hdfs == inline
-    assert counters["related"] == inline_counters["related"]
 
 
 def test_nightly_on_the_cluster(cluster_env, tmp_path):

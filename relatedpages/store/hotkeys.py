@@ -106,23 +106,67 @@ def plan_keys(loads: Mapping[str, int], reducers: int, piece: float = PIECE_OF_F
     heap = [(load, number) for number, load in enumerate(bins)]
     heapq.heapify(heap)
     plan: dict[str, list[int]] = {}
+    finder: _Labels | None = None  # a page's pieces are next to each other in this order
     for size, page, _ in sorted(items, key=lambda item: (-item[0], item[1])):
         least, number = heapq.heappop(heap)
-        labels = plan.setdefault(page, [])
-        labels.append(_label_for(page, number, reducers, set(labels)))
+        if finder is None or finder.page != page:
+            finder = _Labels(page, reducers)
+        plan.setdefault(page, []).append(finder.take(number))
         heapq.heappush(heap, (least + size, number))
     return dict(sorted(plan.items()))
 
 
-def _label_for(page: str, reducer: int, reducers: int, taken: set[int]) -> int:
-    """The smallest label not ``taken`` whose key ``[page, label]`` Hadoop sends to
-    ``reducer`` (about ``reducers`` tries: the hash of the key's fixed part is computed once)."""
-    prefix = _java_hash(json.dumps([page, 0])[:-2].encode("utf-8"))  # '["page", '
-    label = 0
-    while True:
-        if label not in taken and (_java_hash(f"{label}]".encode(), prefix) & _INT_MAX) % reducers == reducer:
-            return label
-        label += 1
+class _Labels:
+    """One page's labels by the reducer Hadoop sends ``[page, label]`` to: ``take(r)`` gives
+    the smallest label not yet taken that goes to reducer ``r``.  The hash of ``["page", ``
+    is computed once, and the labels' reducers a block at a time with numpy (Java's hash of
+    the whole key is ``prefix * 31**len(suffix) + hash(suffix)``; a page may need thousands
+    of labels before one lands on a given reducer: the low bits of Java's hash of short digit
+    strings are far from uniform).
+
+    >>> labels = _Labels("http://a/", 4)
+    >>> first, second = labels.take(2), labels.take(2)
+    >>> first < second and {partition(["http://a/", first], 4), partition(["http://a/", second], 4)}
+    {2}
+    """
+
+    def __init__(self, page: str, reducers: int) -> None:
+        self.page = page
+        self._prefix = _java_hash(json.dumps([page, 0])[:-2].encode("utf-8"))  # '["page", '
+        self._reducers = reducers
+        self._taken: set[int] = set()
+        self._goes: Any = None  # numpy array: the reducer of each label 0, 1, ...
+
+    def take(self, reducer: int) -> int:
+        import numpy as np  # only plans need it, not the jobs that read them
+
+        count = max(4096, 8 * self._reducers)
+        while True:
+            if self._goes is None or len(self._goes) < count:
+                hashes, powers = _suffix_hashes(count)
+                whole = (np.uint64(self._prefix) * powers + hashes) & np.uint64(_INT_MAX)
+                self._goes = whole % np.uint64(self._reducers)
+            for label in np.flatnonzero(self._goes == reducer).tolist():
+                if label not in self._taken:
+                    self._taken.add(label)
+                    return label
+            count = 2 * len(self._goes)
+
+
+_SUFFIXES: list[Any] = []  # numpy arrays: hash of f"{label}]" and 31**its length, mod 2**32
+
+
+def _suffix_hashes(count: int) -> tuple[Any, Any]:
+    """Java's hash of ``f"{label}]"`` from 0 and ``31**len`` (mod 2**32) for labels below
+    ``count`` (at least), computed once and kept."""
+    import numpy as np
+
+    if not _SUFFIXES or len(_SUFFIXES[0]) < count:
+        suffixes = [f"{label}]".encode() for label in range(count)]
+        _SUFFIXES[:] = [np.array([_java_hash(suffix) for suffix in suffixes], dtype=np.uint64),
+                        np.array([pow(31, len(suffix), 1 << 32) for suffix in suffixes],
+                                 dtype=np.uint64)]
+    return _SUFFIXES[0], _SUFFIXES[1]
 
 
 def write_plan(plan: Mapping[str, Sequence[int]], path: Path) -> None:
