@@ -17,6 +17,7 @@ from relatedpages.baselines.walks import (
     green,
     personalised_pagerank,
     ppr,
+    ppr_and_green,
 )
 from relatedpages.store.linkgraph import LinkGraph
 
@@ -143,3 +144,13 @@ def test_cosine_top_cut_keeps_name_order_among_ties_and_needs_parents():
     answer = cosine_cocitation(graph, graph.id_of("u"), CosineParams(max_results=5))
     assert [graph.name(s.node) for s in answer.related] == [f"s{i:02d}" for i in range(5)]
     assert cosine_cocitation(graph, graph.id_of("h")).reason is NoAnswer.NO_PARENTS
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("direction", list(Direction))
+def test_one_walk_gives_ppr_and_green_as_each_alone(seed, direction):
+    graph, _ = random_graph(seed)
+    params = WalkParams(direction=direction, max_results=5)
+    for node in range(len(graph)):
+        assert ppr_and_green(graph, node, params) == (ppr(graph, node, params),
+                                                      green(graph, node, params))

@@ -40,6 +40,7 @@ from relatedpages.evaluation.related import (
     link_graph_of,
     parse_baselines,
     run_baseline,
+    run_baselines,
     score_algorithms,
     score_related,
     select_test_pages,
@@ -342,6 +343,24 @@ def test_baseline_hosts_are_sites_so_github_lists_are_not_intrinsic_links():
     assert evaluation.scores[EXTENDED_COCITATION].coverage == 1.0
     assert evaluation.url_hosts[EXTENDED_COCITATION].coverage == 0.0
     assert "Host view: the baselines with URL host names" in format_report(evaluation)
+
+
+def test_the_forked_oracles_and_the_shared_walk_change_no_figure():
+    """The block rows in a forked child (default) or in the caller, ppr and green from one
+    walk or each alone: the same rows and scores."""
+    index = TINY_INDEX + GITHUB_INDEX
+    forked = evaluate_index(index, TINY_HELD_OUT, k=3)
+    alone = evaluate_index(index, TINY_HELD_OUT, k=3, parallel=False)
+    assert forked.related == alone.related and forked.scores == alone.scores
+    assert forked.url_hosts == alone.url_hosts and forked.no_answer == alone.no_answer
+    assert "ppr and green (2 queries, one walk each)" in forked.seconds
+    graph, tests = link_graph_of(index), ["https://a.com/", "https://github.com/o1/a",
+                                          "https://nowhere.org/"]
+    runs = run_baselines(graph, BASELINES, tests, 3)
+    assert runs["ppr"].walk_shared and runs["green"].walk_shared
+    for name in BASELINES:
+        single = run_baseline(graph, name, tests, 3)
+        assert (runs[name].related, runs[name].no_answer) == (single.related, single.no_answer)
 
 
 def test_run_baseline_counts_unknown_pages_as_missing():

@@ -101,20 +101,34 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 
-from relatedpages.baselines.methods import PAGE_METHODS
 from relatedpages.store.linkgraph import HostRule
 
-if TYPE_CHECKING:
-    from relatedpages.baselines import Answer
-    from relatedpages.store.linkgraph import LinkGraph
+# The baselines' runs live in baseline_runs.py; their names are this module's too.
+from relatedpages.evaluation.baseline_runs import (  # noqa: F401
+    BASELINE_HOSTS_DEFAULT,
+    BASELINES,
+    TOP_K_DEFAULT,
+    Algorithm,
+    BaselineRun,
+    RelatedDict,
+    baseline_answer,
+    baseline_params,
+    check_baseline,
+    describe_params,
+    link_graph_of,
+    other_rows,
+    parse_baselines,
+    run_baseline,
+    run_baselines,
+    with_hosts,
+)
+from relatedpages.evaluation.forked import Forked
 
 # The ground truth lives in hubs.py; its names are this module's too.
 from relatedpages.evaluation.hubs import (  # noqa: F401
@@ -148,8 +162,8 @@ T_EVAL_DEFAULT = 1.0
 MIN_DEGREE_EVAL_DEFAULT = 2
 #: A test page must be linked from at least this many index pages (of other sites).
 MIN_CITING_DEFAULT = 2
-#: k of precision@k and the largest R of the R-score curve (the paper's M = 15).
-TOP_K_DEFAULT = 15
+#: k of precision@k and the largest R of the R-score curve (the paper's M = 15):
+#: TOP_K_DEFAULT, from baseline_runs (imported above).
 T_SWEEP_DEFAULT = (0.0, 0.5, 1.0, 1.25, 2.0, 4.0)
 MIN_DEGREE_SWEEP_DEFAULT = (1, 2, 3)
 
@@ -162,13 +176,11 @@ COMPANION = "companion"
 DH_COCITATION = "dh-cocitation"
 EXTENDED_COCITATION = "extended-cocitation"
 LLI = "lli"
-BASELINES = tuple(PAGE_METHODS)  # in this order: the constants above name them
+# BASELINES (from baseline_runs) = PAGE_METHODS in order: the constants above name them
 #: Every baseline is scored by default.
 BASELINES_DEFAULT = BASELINES
 
 
-#: A related-pages dict: url -> [[related_url, score, evidence], ...], best first.
-RelatedDict = Mapping[str, Sequence[Sequence[Any]]]
 
 
 # -- scoring -----------------------------------------------------------------------------
@@ -307,148 +319,6 @@ def at_least(related: RelatedDict, minimum: float) -> dict[str, list[Sequence[An
     return {url: entries for url, entries in cut.items() if entries}
 
 
-# -- page-level baselines on a connectivity server of the index pages --------------------
-
-
-#: The baselines' host rule in the main table: the project's site identity (LinkGraph's
-#: default, so the table and ``relatedpages query --links`` agree).
-BASELINE_HOSTS_DEFAULT = HostRule.SITE
-
-
-def link_graph_of(
-    records: Iterable[Mapping[str, Any]], hosts: HostRule = BASELINE_HOSTS_DEFAULT
-) -> LinkGraph:
-    """The connectivity server of segment records: every record's out-links in block order
-    with anchor and block number (:func:`relatedpages.store.linkindex.page_out_links`, the rule of
-    ``jobs.linkgraph``), URL names, and "hosts" by ``hosts``.
-
-    >>> g = link_graph_of([{"url": "https://github.com/me/list", "site": "github.com/me",
-    ...     "blocks": [[{"href": "https://github.com/a/x", "anchor": "X", "pos": 0}],
-    ...                [{"href": "https://github.com/a/y", "anchor": "", "pos": 0},
-    ...                 {"href": "https://github.com/b/z", "anchor": "Z", "pos": 1}]]}])
-    >>> g
-    <LinkGraph 4 nodes, 3 links, names=url>
-    >>> [(g.name(link.target), link.anchor, link.block) for link in g.out_links(0)]
-    [('https://github.com/a/x', 'X', 0), ('https://github.com/a/y', '', 1), ('https://github.com/b/z', 'Z', 1)]
-    >>> [g.host_names[g.host(node)] for node in range(len(g))]
-    ['github.com/me', 'github.com/a', 'github.com/a', 'github.com/b']
-    >>> len(set(link_graph_of([], HostRule.URL_HOST).hosts))
-    0
-    """
-    from relatedpages.store.linkgraph import KeyKind, LinkGraph
-    from relatedpages.store.linkindex import LinkEvent, page_out_links
-
-    events: dict[LinkEvent, int] = {}
-    pages = []
-    for record in records:
-        found = page_out_links(record, events)
-        if found is not None:
-            url, out = found
-            pages.append((url, [(href, anchor, block) for href, anchor, block in out]))
-    graph = LinkGraph.from_pages(pages, key_kind=KeyKind.URL, host_rule=hosts)
-    dropped = {event.value: count for event, count in events.items()
-               if event not in (LinkEvent.PAGES, LinkEvent.LINKS)}
-    if dropped:
-        logger.info("link graph of the index: dropped %s", dropped)
-    return graph
-
-
-def with_hosts(graph: LinkGraph, hosts: HostRule) -> LinkGraph:
-    """``graph`` with its host numbers by ``hosts`` (the same arrays otherwise)."""
-    return graph.with_host_rule(hosts)
-
-
-def _check_baseline(name: str) -> None:
-    if name not in PAGE_METHODS:
-        raise ValueError(f"unknown baseline {name!r}: choose from {', '.join(BASELINES)}")
-
-
-def baseline_params(name: str, k: int = TOP_K_DEFAULT) -> Any:
-    """A baseline's parameters: its module's defaults (the papers' values), at most k results."""
-    _check_baseline(name)
-    return PAGE_METHODS[name].params(max_results=k)
-
-
-def baseline_answer(graph: LinkGraph, node: int, name: str, params: Any) -> Answer:
-    """One baseline's answer for ``node`` (``params`` from :func:`baseline_params`)."""
-    return PAGE_METHODS[name].answer(graph, node, params)
-
-
-def describe_params(params: Any) -> dict[str, Any]:
-    """A baseline's parameters as JSON values (a stoplist as its number of entries)."""
-    from dataclasses import fields
-
-    from relatedpages.baselines.companion import Stoplist
-
-    described: dict[str, Any] = {}
-    for item in fields(params):
-        value = getattr(params, item.name)
-        if isinstance(value, Enum):
-            value = value.value
-        elif isinstance(value, Stoplist):
-            value = len(value.entries)
-        described[item.name] = value
-    return described
-
-
-@dataclass(frozen=True)
-class BaselineRun:
-    """One baseline asked for every test page: its related dict and why answers were empty."""
-
-    name: str
-    related: Mapping[str, Sequence[Sequence[Any]]]
-    no_answer: Mapping[str, int]  # NoAnswer value -> test pages
-    seconds: float
-
-
-def run_baseline(
-    graph: LinkGraph, name: str, test_pages: Sequence[str], k: int = TOP_K_DEFAULT
-) -> BaselineRun:
-    """Ask baseline ``name`` for every test page; answers as ``[[url, score, []], …]``."""
-    from relatedpages.baselines import NoAnswer
-
-    params = baseline_params(name, k)
-    started = time.monotonic()
-    related: dict[str, list[list[Any]]] = {}
-    no_answer: defaultdict[str, int] = defaultdict(int)
-    for url in test_pages:
-        node = graph.id_of(url)
-        if node is None:
-            no_answer[NoAnswer.UNKNOWN_URL.value] += 1
-            continue
-        answer = baseline_answer(graph, node, name, params)
-        if answer.reason is not None:
-            no_answer[answer.reason.value] += 1
-        if answer.related:
-            related[url] = [[graph.name(scored.node), scored.score, []]
-                            for scored in answer.related]
-    return BaselineRun(name, related, dict(sorted(no_answer.items())),
-                       time.monotonic() - started)
-
-
-def parse_baselines(text: str) -> tuple[str, ...]:
-    """``--baselines``: comma-separated names, ``all`` or ``none``.
-
-    >>> parse_baselines("lli, companion,lli")
-    ('lli', 'companion')
-    >>> parse_baselines("none"), len(parse_baselines("all"))
-    ((), 8)
-    >>> parse_baselines("hits")  # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown baseline 'hits': choose from companion, dh-cocitation,
-                extended-cocitation, lli, cosine-cocitation, ppr, green, simrank
-    """
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    if names == ["none"]:
-        return ()
-    if names == ["all"]:
-        return BASELINES
-    for name in names:
-        _check_baseline(name)
-    return tuple(dict.fromkeys(names))
-
-
 # -- the evaluation ----------------------------------------------------------------------
 
 
@@ -521,11 +391,7 @@ def check_parameters(
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
     for name in baselines:
-        _check_baseline(name)
-
-
-#: A page-level algorithm for :func:`evaluate`'s ``extra``: index records -> related dict.
-Algorithm = Callable[[Sequence[Mapping[str, Any]]], RelatedDict]
+        check_baseline(name)
 
 
 @dataclass(frozen=True)
@@ -578,8 +444,11 @@ def evaluate(
     baselines: Sequence[str] = BASELINES_DEFAULT,
     baseline_hosts: HostRule = BASELINE_HOSTS_DEFAULT,
     url_host_view: bool = True,
+    parallel: bool = True,
 ) -> Evaluation:
-    """Run the whole protocol of the module docstring on ``data_dir`` (``../shared/data``)."""
+    """Run the whole protocol of the module docstring on ``data_dir`` (``../shared/data``).
+    ``parallel``: the block co-citation oracles in a forked child beside the other rows
+    (:mod:`relatedpages.evaluation.forked`; the same result without)."""
     check_parameters(holdout=holdout, t=t, min_degree=min_degree, min_citing=min_citing,
                      t_sweep=t_sweep, min_degree_sweep=min_degree_sweep,
                      max_lists=max_lists, k=k, baselines=baselines)
@@ -595,7 +464,8 @@ def evaluate(
         loaded.index_records, held_out, index_sections=loaded.index_sections,
         t=t, min_degree=min_degree, min_citing=min_citing,
         t_sweep=t_sweep, min_degree_sweep=min_degree_sweep, k=k, extra=extra,
-        baselines=baselines, baseline_hosts=baseline_hosts, url_host_view=url_host_view)
+        baselines=baselines, baseline_hosts=baseline_hosts, url_host_view=url_host_view,
+        parallel=parallel)
     seconds = {**loading, **result.seconds, "total": time.monotonic() - started}
     protocol = {
         "lists": len(lists) if max_lists is None else len(split.held_out) + len(split.indexed),
@@ -624,6 +494,7 @@ def evaluate_index(
     baseline_hosts: HostRule = BASELINE_HOSTS_DEFAULT,
     url_host_view: bool = True,
     index_sections: Sequence[HubList] | None = None,
+    parallel: bool = True,
 ) -> Evaluation:
     """Steps 4–11 of the module docstring on given index records and held-out lists: every
     algorithm on the same index, scored on the same test pages by the same code.
@@ -635,7 +506,6 @@ def evaluate_index(
     from filters.anchors import AnchorWords
     from filters.links import LinkFilterParams
     from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
-    from relatedpages.evaluation.naive import NAIVE, naive_section_related
     from relatedpages.scoring.reference import reference_related
     from relatedpages.scoring.options import preset_link_params
     from relatedpages.scoring.similarity import SimilarityParams, preset_params
@@ -648,54 +518,37 @@ def evaluate_index(
     tests = select_test_pages(truth, index_records, min_citing)
 
     sim = SimilarityParams(t=0.0, m=k)
-    step = time.monotonic()
-    block_all = reference_related(index_records, LinkFilterParams(), sim, AnchorWords())
-    seconds[f"{BLOCK} (reference_related, T = 0)"] = time.monotonic() - step
-    step = time.monotonic()
-    cocitation_all = reference_cocitation(index_records, CocitationParams(m=k, min_degree=1))
-    seconds[f"{COCITATION} (reference_cocitation, min-degree 1)"] = time.monotonic() - step
 
-    step = time.monotonic()
-    product = reference_related(index_records, preset_link_params("default"),
-                                preset_params("default", m=k), AnchorWords())
-    seconds[f"{BLOCK} (default preset)"] = time.monotonic() - step
+    def block_rows() -> tuple[RelatedDict, RelatedDict, dict[str, float]]:
+        """The two block co-citation oracles: in a forked child, beside the rest below."""
+        timed: dict[str, float] = {}
+        step = time.monotonic()
+        every = reference_related(index_records, LinkFilterParams(), sim, AnchorWords())
+        timed[f"{BLOCK} (reference_related, T = 0)"] = time.monotonic() - step
+        step = time.monotonic()
+        default = reference_related(index_records, preset_link_params("default"),
+                                    preset_params("default", m=k), AnchorWords())
+        timed[f"{BLOCK} (default preset)"] = time.monotonic() - step
+        return every, default, timed
+
+    with Forked(block_rows, parallel) as pending:
+        step = time.monotonic()
+        cocitation_all = reference_cocitation(index_records, CocitationParams(m=k, min_degree=1))
+        seconds[f"{COCITATION} (reference_cocitation, min-degree 1)"] = time.monotonic() - step
+        others = other_rows(index_records, tests, k, extra, baselines, baseline_hosts,
+                             url_host_view, index_sections, seconds)
+        step = time.monotonic()
+        block_all, product, block_seconds = pending.result()
+    seconds.update(block_seconds)
+    seconds["waiting for the block co-citation oracles"] = time.monotonic() - step
     related: dict[str, RelatedDict] = {
         BLOCK: with_fallback(product, cocitation_all, k),
         PAPER_BLOCK: at_least(block_all, t),
         COCITATION: at_least(cocitation_all, float(min_degree)),
+        **others.related,
     }
-    if index_sections is not None:
-        step = time.monotonic()
-        related[NAIVE] = naive_section_related(index_sections, k)
-        seconds[NAIVE] = time.monotonic() - step
-    for name, algorithm in (extra or {}).items():
-        step = time.monotonic()
-        related[name] = algorithm(index_records)
-        seconds[name] = time.monotonic() - step
-
-    graph_figures: dict[str, int] = {}
-    no_answer: dict[str, Mapping[str, int]] = {}
-    url_host_related: dict[str, RelatedDict] = {}
-    if baselines:
-        step = time.monotonic()
-        graph = link_graph_of(index_records, baseline_hosts)
-        url_graph = with_hosts(graph, HostRule.URL_HOST)
-        seconds[f"link graph of the index ({baseline_hosts.value} hosts)"] = (
-            time.monotonic() - step)
-        graph_figures = {"graph_nodes": len(graph), "graph_links": graph.edges,
-                         "graph_crawled": int(graph.crawled.sum()),
-                         "graph_hosts": len(graph.host_names)}
-        for name in baselines:
-            run = run_baseline(graph, name, tests, k)
-            related[name] = run.related
-            no_answer[name] = run.no_answer
-            seconds[f"{name} ({len(tests)} queries)"] = run.seconds
-        if url_host_view and baseline_hosts is not HostRule.URL_HOST:
-            step = time.monotonic()
-            for name in baselines:
-                url_host_related[name] = run_baseline(url_graph, name, tests, k).related
-            seconds["baselines with URL hosts (second view)"] = time.monotonic() - step
-
+    graph_figures, no_answer, url_host_related = (others.graph_figures, others.no_answer,
+                                                  others.url_host_related)
     scores = score_algorithms(related, tests, truth, k)
     both = [url for url in tests if all(rel.get(url) for rel in related.values())]
     paired = score_algorithms(related, both, truth, k)

@@ -46,9 +46,10 @@ from relatedpages.evaluation.related import (
     citing_pages,
     link_graph_of,
     load_corpus_file,
-    run_baseline,
+    run_baselines,
     with_fallback,
 )
+from relatedpages.evaluation.forked import Forked
 
 #: Topics of the sidecar that are not content (their pages are not test pages).
 NON_CONTENT = frozenset({"hub", "spam"})
@@ -172,8 +173,11 @@ def evaluate_topic_outputs(crawl: str | Path, segment_records: Iterable[Mapping[
 
 
 def evaluate_topics(crawl: str | Path, k: int = TOP_K,
-                    baselines: Sequence[str] = BASELINES_DEFAULT) -> TopicEvaluation:
-    """Every row of the module docstring on one generated crawl (with its sidecar)."""
+                    baselines: Sequence[str] = BASELINES_DEFAULT,
+                    parallel: bool = True) -> TopicEvaluation:
+    """Every row of the module docstring on one generated crawl (with its sidecar);
+    ``parallel``: the block co-citation oracles in a forked child beside the other rows
+    (:mod:`relatedpages.evaluation.forked`; the same result without)."""
     from filters.anchors import AnchorWords
     from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
     from relatedpages.evaluation.naive import NAIVE, naive_section_related
@@ -185,23 +189,31 @@ def evaluate_topics(crawl: str | Path, k: int = TOP_K,
     web = load_topic_web(crawl)
     corpus, records, tests, topic_of = web.corpus, web.records, web.tests, web.topic_of
     words = AnchorWords()
-    cocitation_all = reference_cocitation(records, CocitationParams(m=k, min_degree=1))
-    product = reference_related(records, preset_link_params("default"),
-                                preset_params("default", m=k), words)
-    paper = reference_related(records, preset_link_params("paper"),
-                              preset_params("paper", m=k, t=0.0), words)
+
+    def block_rows() -> tuple[RelatedDict, RelatedDict]:
+        """The two block co-citation oracles: in a forked child, beside the rest below."""
+        return (reference_related(records, preset_link_params("default"),
+                                  preset_params("default", m=k), words),
+                reference_related(records, preset_link_params("paper"),
+                                  preset_params("paper", m=k, t=0.0), words))
+
+    with Forked(block_rows, parallel) as pending:
+        cocitation_all = reference_cocitation(records, CocitationParams(m=k, min_degree=1))
+        others: dict[str, RelatedDict] = {
+            CHAIN_FLOOR: reference_cocitation(records, CocitationParams(m=k, min_degree=2)),
+            NAIVE: naive_section_related(corpus.lists, k),
+        }
+        if baselines:
+            graph = link_graph_of(records, BASELINE_HOSTS_DEFAULT)
+            others.update((name, run.related)
+                          for name, run in run_baselines(graph, baselines, tests, k).items())
+        product, paper = pending.result()
     rows: dict[str, RelatedDict] = {
         BLOCK: with_fallback(product, cocitation_all, k),
         f"{PAPER_BLOCK} (T = 4)": at_least(paper, preset_params("paper").t),
         f"{PAPER_BLOCK} (T = 0)": paper,
-        CHAIN_FLOOR: reference_cocitation(
-            records, CocitationParams(m=k, min_degree=2)),
-        NAIVE: naive_section_related(corpus.lists, k),
+        **others,
     }
-    if baselines:
-        graph = link_graph_of(records, BASELINE_HOSTS_DEFAULT)
-        for name in baselines:
-            rows[name] = run_baseline(graph, name, tests, k).related
     scores = {name: score_topics(related, tests, topic_of, k) for name, related in rows.items()}
     return TopicEvaluation(str(crawl), len(records), len(tests), scores,
                            time.monotonic() - started)
