@@ -66,7 +66,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -83,21 +83,14 @@ from relatedpages.evaluation.job_history import (  # noqa: E402
 from relatedpages.evaluation.launcher import read_python_peaks, write_python_launcher  # noqa: E402
 from relatedpages.evaluation.proctree import run_measured  # noqa: E402
 from relatedpages.evaluation.scale import (  # noqa: E402
+    BenchShape,
     PipelineRun,
     SizeSummary,
-    format_compression_table,
-    format_fig8_table,
-    format_fig9_table,
-    format_hot_keys_table,
-    format_per_page_table,
-    format_spark_table,
-    label,
     median_by_stage,
-    plot_fig8,
-    plot_fig9,
-    stage_key,
+    printed_count,
+    printed_stage_seconds,
+    scale_report,
     summarise,
-    verdicts,
 )
 
 SIZES_DEFAULT = "5000,10000,20000,40000"
@@ -391,9 +384,9 @@ class _Bench:
                    "--work", f"hdfs://{HDFS_ROOT}/{pages}/run-{self.count}", "--db", str(db),
                    "--log", str(self.work / f"build-{name}.log")]
         done, wall, jobs = self._timed(command, env, f"relatedpages build ({pages} pages)")
-        database = _stage_time(done.stdout, "database")
-        records = _summary_int(done.stdout, "database records")
-        pairs = _summary_int(done.stdout, "related pairs")
+        database = printed_stage_seconds(done.stdout, "database")
+        records = printed_count(done.stdout, "database records")
+        pairs = printed_count(done.stdout, "related pairs")
         if check:
             self._check(crawl, db, pages)
         self._fs("-rm", "-r", "-f", "-skipTrash", f"{HDFS_ROOT}/{pages}/run-{self.count}")
@@ -572,73 +565,18 @@ def _digest(lines: list[str]) -> str:
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
-def _stage_time(stdout: str, stage: str) -> float:
-    for line in stdout.splitlines():
-        if line.strip().startswith(f"time {stage}"):
-            return float(line.split()[-2])
-    return 0.0
-
-
-def _summary_int(stdout: str, name: str) -> int:
-    for line in stdout.splitlines():
-        if line.strip().startswith(name):
-            return int(line.split()[len(name.split())])
-    return 0
-
-
 def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
             fixed: SizeSummary | None, fig9: dict[int, SizeSummary],
             compression: dict[str, SizeSummary], spark: dict[int, dict[str, float]],
             graph_pages: int, hot: dict[str, Any]) -> None:
-    what = ("the pipeline" if args.graph is None
-            else f"the block co-citation chain alone on {args.graph.name}'s pages (seed {args.seed}"
-                 + (f"; sizes above its {graph_pages:,} pages with links from disjoint copies of it)"
-                    if any(size.pages > graph_pages for size in sizes) else ")"))
-    print(f"Fig. 8: {what} at the defaults on YARN (MiniCluster), {args.maps} map files, "
-          f"{args.reduces} reducers per job, median of {args.runs}")
-    print(format_fig8_table(sizes))
-    print()
-    lines = verdicts(sizes, fixed)
-    for line in lines:
-        print(line)
-    plot_fig8(sizes, out / "fig8-time-vs-pages.png")
-    print(f"figure: {out / 'fig8-time-vs-pages.png'}")
-    if spark:
-        print(f"\nThe chain on Spark (-r spark, {SPARK_MASTER}, {args.reduces} "
-              f"partitions) beside YARN, median of {args.runs}")
-        print(format_spark_table(sizes, spark))
-    print()
-    print(format_per_page_table(sizes[-1]))
-    if fig9:
-        pages = next(iter(fig9.values())).pages
-        print(f"\nFig. 9: {pages:,} pages, tasks of a job running at once")
-        print(format_fig9_table(fig9))
-        plot_fig9(fig9, out / "fig9-time-vs-containers.png")
-        print(f"figure: {out / 'fig9-time-vs-containers.png'}")
-    if compression:
-        off, on = compression["off"], compression["on"]
-        print(f"\nMap output compression, {off.pages:,} pages ({args.codec}); same database")
-        print(format_compression_table(off, on))
-    if hot:
-        print(f"\nHot keys: {hot['pages']:,} records, {args.reduces} reducers, a plan routing "
-              f"{hot['routed']:,} pages ({hot['split']:,} split; {hot['pieces']:,} keys); "
-              "same output")
-        print(format_hot_keys_table(hot["runs"][0], hot["runs"][1], hot["predicted"]))
-    figures: dict[str, Any] = {
-        "maps": args.maps, "reduces": args.reduces, "runs": args.runs, "seed": args.seed,
-        "graph": str(args.graph) if args.graph is not None else None,
-        "sizes": [asdict(s) for s in sizes], "fixed": asdict(fixed) if fixed else None,
-        "containers": {str(c): asdict(s) for c, s in fig9.items()},
-        "compression": {k: asdict(s) for k, s in compression.items()},
-        "spark": {str(pages): figures for pages, figures in spark.items()},
-        "hot_keys": {**{k: v for k, v in hot.items() if k != "runs"},
-                     "runs": [asdict(run) for run in hot["runs"]]} if hot else {},
-        "verdicts": lines,
-    }
+    shape = BenchShape(args.maps, args.reduces, args.runs, args.seed, args.codec,
+                       str(args.graph) if args.graph is not None else None, graph_pages,
+                       SPARK_MASTER)
+    lines, figures = scale_report(shape, out, sizes, fixed, fig9, compression, spark, hot)
+    print("\n".join(lines))
     (out / "scale.json").write_text(json.dumps(figures, indent=1))
     if args.json:
         print(json.dumps(figures, indent=1))
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -3,7 +3,6 @@ memory ratio, the tables and figures), and scripts/bench_scale.py run end to end
 MiniCluster at a tiny size (timings are never asserted)."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
@@ -23,6 +22,7 @@ from relatedpages.evaluation.job_history import (
 from relatedpages.evaluation.scale import (
     CLIENT,
     TOTAL,
+    BenchShape,
     PipelineRun,
     format_compression_table,
     format_fig8_table,
@@ -31,6 +31,9 @@ from relatedpages.evaluation.scale import (
     loglog_slope,
     plot_fig8,
     plot_fig9,
+    printed_count,
+    printed_stage_seconds,
+    scale_report,
     stage_key,
     summarise,
     verdicts,
@@ -39,15 +42,6 @@ from relatedpages.evaluation.scale import (
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SCRIPT = REPO / "scripts" / "bench_scale.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("bench_scale", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 # -- job history ---------------------------------------------------------------------------
@@ -179,6 +173,49 @@ def test_the_hot_keys_table_sets_related_1_without_and_with_a_plan_side_by_side(
     assert "| … predicted from the keys (key_skew) | 1.50 | 1.05 |" in table
     assert "| … its reducers' input records | 40 | 40 |" in table
     assert "| the chain, wall time | 40.0 s | 30.0 s |" in table
+
+
+def test_the_report_prints_every_asked_table_and_its_json_says_the_same(tmp_path):
+    sizes = [summarise([run(p, p / 1000)]) for p in (1000, 2000)]
+    hot = {"pages": 1000, "routed": 3, "split": 1, "pieces": 5, "predicted": [1.5, 1.05],
+           "runs": [run(1000, 1.0), run(1000, 0.5)]}
+    shape = BenchShape(2, 2, 1, 7, "snappy", "/data/arcs.tsv", 1500, "local[2]")
+    lines, figures = scale_report(shape, tmp_path, sizes, None, {1: sizes[0]},
+                                  {"off": sizes[0], "on": sizes[1]},
+                                  {p: {"wall": p / 100, "cpu": p / 50, "peak_mb": 300.0}
+                                   for p in (1000, 2000)}, hot)
+    text = "\n".join(lines)
+    assert lines[0] == ("Fig. 8: the block co-citation chain alone on arcs.tsv's pages (seed 7; "
+                        "sizes above its 1,500 pages with links from disjoint copies of it) at "
+                        "the defaults on YARN (MiniCluster), 2 map files, 2 reducers per job, "
+                        "median of 1")
+    for heading in ("slope of wall time against pages (log-log): 1.00",
+                    "The chain on Spark (-r spark, local[2], 2 partitions) beside YARN",
+                    "slope of Spark's time against pages (log-log): wall 1.00, CPU 1.00",
+                    "Fig. 9: 1,000 pages, tasks of a job running at once",
+                    "Map output compression, 1,000 pages (snappy); same database",
+                    "Hot keys: 1,000 records, 2 reducers, a plan routing 3 pages (1 split; 5 keys)"):
+        assert heading in text
+    assert (tmp_path / "fig8-time-vs-pages.png").is_file()
+    assert (tmp_path / "fig9-time-vs-containers.png").is_file()
+    figures = json.loads(json.dumps(figures))  # JSON values only
+    assert [s["pages"] for s in figures["sizes"]] == [1000, 2000] and figures["seed"] == 7
+    assert figures["verdicts"][0].startswith("slope of wall time") and figures["fixed"] is None
+    assert figures["hot_keys"]["predicted"] == [1.5, 1.05] and len(figures["hot_keys"]["runs"]) == 2
+    pipeline, _ = scale_report(BenchShape(4, 4, 3, 1, "snappy"), tmp_path, sizes[:1], None, {},
+                               {}, {}, {})
+    assert pipeline[0].startswith("Fig. 8: the pipeline at the defaults on YARN (MiniCluster), "
+                                  "4 map files, 4 reducers per job, median of 3")
+    assert "one size: no slope" in pipeline and not any("Hot keys" in line for line in pipeline)
+
+
+def test_build_s_printed_summary_gives_the_database_time_and_counts():
+    printed = "  time segment      12.5 s\n  time database      3.25 s\n  related pairs   5000\n"
+    assert printed_stage_seconds(printed, "database") == 3.25
+    assert printed_stage_seconds(printed, "cocitation") == 0.0
+    assert printed_count("  database records   1234 (pages)", "database records") == 1234
+    assert printed_count(printed, "related pairs") == 5000
+    assert printed_count(printed, "missing") == 0
 
 
 def test_stage_order_is_the_pipelines():

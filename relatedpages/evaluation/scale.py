@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -388,3 +388,95 @@ def plot_fig9(by_containers: Mapping[int, SizeSummary], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def printed_stage_seconds(stdout: str, stage: str) -> float:
+    """A stage's seconds from ``relatedpages build``'s printed ``time <stage> … <s> s`` line
+    (0.0 when the build printed none).
+
+    >>> printed_stage_seconds("  time segment    12.5 s\\n  time database   3.25 s", "database")
+    3.25
+    """
+    for line in stdout.splitlines():
+        if line.strip().startswith(f"time {stage}"):
+            return float(line.split()[-2])
+    return 0.0
+
+
+def printed_count(stdout: str, name: str) -> int:
+    """A count from ``relatedpages build``'s printed summary (``<name>  <count> …``; 0 if absent).
+
+    >>> printed_count("  database records   1234 (pages with a list)", "database records")
+    1234
+    """
+    for line in stdout.splitlines():
+        if line.strip().startswith(name):
+            return int(line.split()[len(name.split())])
+    return 0
+
+
+@dataclass(frozen=True)
+class BenchShape:
+    """How a scale bench ran: what its report's headings and ``scale.json`` say."""
+
+    maps: int
+    reduces: int
+    runs: int
+    seed: int
+    codec: str
+    graph: str | None = None  # --graph's arcs file (the chain alone), or the whole pipeline
+    graph_pages: int = 0  # the graph's pages with links
+    spark_master: str = ""
+
+
+def scale_report(shape: BenchShape, out: Path, sizes: Sequence[SizeSummary],
+                 fixed: SizeSummary | None, fig9: Mapping[int, SizeSummary],
+                 compression: Mapping[str, SizeSummary],
+                 spark: Mapping[int, Mapping[str, float]],
+                 hot: Mapping[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """The bench's printed report (lines) and its figures as JSON values (``scale.json``);
+    Figs. 8 and 9 are drawn into ``out``."""
+    graph_name = Path(shape.graph).name if shape.graph is not None else ""
+    what = ("the pipeline" if shape.graph is None
+            else f"the block co-citation chain alone on {graph_name}'s pages (seed {shape.seed}"
+                 + (f"; sizes above its {shape.graph_pages:,} pages with links from disjoint "
+                    "copies of it)" if any(size.pages > shape.graph_pages for size in sizes)
+                    else ")"))
+    lines = [f"Fig. 8: {what} at the defaults on YARN (MiniCluster), {shape.maps} map files, "
+             f"{shape.reduces} reducers per job, median of {shape.runs}",
+             format_fig8_table(sizes), ""]
+    verdict_lines = verdicts(sizes, fixed)
+    lines += verdict_lines
+    plot_fig8(sizes, out / "fig8-time-vs-pages.png")
+    lines.append(f"figure: {out / 'fig8-time-vs-pages.png'}")
+    if spark:
+        lines += ["", f"The chain on Spark (-r spark, {shape.spark_master}, {shape.reduces} "
+                      f"partitions) beside YARN, median of {shape.runs}",
+                  format_spark_table(sizes, spark)]
+    lines += ["", format_per_page_table(sizes[-1])]
+    if fig9:
+        pages = next(iter(fig9.values())).pages
+        plot_fig9(fig9, out / "fig9-time-vs-containers.png")
+        lines += ["", f"Fig. 9: {pages:,} pages, tasks of a job running at once",
+                  format_fig9_table(fig9), f"figure: {out / 'fig9-time-vs-containers.png'}"]
+    if compression:
+        off, on = compression["off"], compression["on"]
+        lines += ["", f"Map output compression, {off.pages:,} pages ({shape.codec}); "
+                      "same database", format_compression_table(off, on)]
+    if hot:
+        lines += ["", f"Hot keys: {hot['pages']:,} records, {shape.reduces} reducers, a plan "
+                      f"routing {hot['routed']:,} pages ({hot['split']:,} split; "
+                      f"{hot['pieces']:,} keys); same output",
+                  format_hot_keys_table(hot["runs"][0], hot["runs"][1], hot["predicted"])]
+    figures: dict[str, Any] = {
+        "maps": shape.maps, "reduces": shape.reduces, "runs": shape.runs, "seed": shape.seed,
+        "graph": shape.graph,
+        "sizes": [asdict(s) for s in sizes], "fixed": asdict(fixed) if fixed else None,
+        "containers": {str(c): asdict(s) for c, s in fig9.items()},
+        "compression": {k: asdict(s) for k, s in compression.items()},
+        "spark": {str(pages): dict(figures) for pages, figures in spark.items()},
+        "hot_keys": {**{k: v for k, v in hot.items() if k != "runs"},
+                     "runs": [asdict(run) for run in hot["runs"]]} if hot else {},
+        "verdicts": verdict_lines,
+    }
+    return lines, figures
