@@ -578,5 +578,6 @@ def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
     if args.json:
         print(json.dumps(figures, indent=1))
 
+
 if __name__ == "__main__":
     sys.exit(main())

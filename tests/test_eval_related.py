@@ -19,6 +19,7 @@ from relatedpages.evaluation.naive import NAIVE
 from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
 from relatedpages.store.linkgraph import HostRule
 from relatedpages.evaluation.related_report import evaluation_as_json, format_report
+from relatedpages.evaluation.forked import can_fork
 from relatedpages.evaluation.related import (
     BASELINES,
     BLOCK,
@@ -351,9 +352,13 @@ def test_the_forked_oracles_and_the_shared_walk_change_no_figure():
     index = TINY_INDEX + GITHUB_INDEX
     forked = evaluate_index(index, TINY_HELD_OUT, k=3)
     alone = evaluate_index(index, TINY_HELD_OUT, k=3, parallel=False)
+    assert list(forked.related) == list(alone.related) == [BLOCK, PAPER_BLOCK, COCITATION,
+                                                           *BASELINES]
     assert forked.related == alone.related and forked.scores == alone.scores
     assert forked.url_hosts == alone.url_hosts and forked.no_answer == alone.no_answer
     assert "ppr and green (2 queries, one walk each)" in forked.seconds
+    assert ("waiting for the block co-citation oracles" in forked.seconds) == can_fork()
+    assert "waiting for the block co-citation oracles" not in alone.seconds
     graph, tests = link_graph_of(index), ["https://a.com/", "https://github.com/o1/a",
                                           "https://nowhere.org/"]
     runs = run_baselines(graph, BASELINES, tests, 3)

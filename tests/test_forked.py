@@ -18,13 +18,14 @@ def test_the_child_computes_while_the_caller_works_and_sees_the_caller_s_memory(
     with Forked(lambda: (os.getpid(), sum(big), {"nested": [1.5, "x"]})) as pending:
         mine = sum(big)
         pid, theirs, payload = pending.result()
-    assert pid != os.getpid() and theirs == mine and payload == {"nested": [1.5, "x"]}
+    assert pending.forked and pid != os.getpid() and theirs == mine
+    assert payload == {"nested": [1.5, "x"]}
 
 
 def test_without_parallel_the_function_runs_in_the_caller_once():
     calls = []
     with Forked(lambda: calls.append(os.getpid()) or len(calls), parallel=False) as pending:
-        assert calls == []  # not before its result is asked for
+        assert calls == [] and not pending.forked  # not before its result is asked for
         assert pending.result() == 1 and pending.result() == 1
     assert calls == [os.getpid()]
 
@@ -34,10 +35,31 @@ def _raise() -> None:
 
 
 @needs_fork
-def test_an_error_in_the_child_comes_back_with_its_traceback():
-    with Forked(_raise) as pending, pytest.raises(ChildFailed) as failed:
-        pending.result()
-    assert "ValueError: a bad parameter" in str(failed.value) and "_raise" in str(failed.value)
+def test_an_error_in_the_child_comes_back_with_its_traceback_every_time_it_is_asked():
+    with Forked(_raise) as pending:
+        for _ in range(2):
+            with pytest.raises(ChildFailed) as failed:
+                pending.result()
+            assert "ValueError: a bad parameter" in str(failed.value)
+            assert "_raise" in str(failed.value)
+
+
+def test_in_the_caller_an_error_is_itself_every_time_it_is_asked():
+    with Forked(_raise, parallel=False) as pending:
+        for _ in range(2):
+            with pytest.raises(ValueError, match="a bad parameter"):
+                pending.result()
+
+
+def test_a_fork_that_fails_runs_the_function_in_the_caller(monkeypatch):
+    import multiprocessing.process
+
+    def no_fork(self):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", no_fork)
+    with Forked(os.getpid) as pending:
+        assert not pending.forked and pending.result() == os.getpid()
 
 
 @needs_fork

@@ -179,8 +179,6 @@ def parse_baselines(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-
-
 def run_baselines(graph: LinkGraph, names: Sequence[str], test_pages: Sequence[str],
                   k: int = TOP_K_DEFAULT) -> dict[str, BaselineRun]:
     """:func:`run_baseline` of each of ``names``, in order; ``ppr`` and ``green`` asked
