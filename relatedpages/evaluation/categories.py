@@ -23,7 +23,6 @@ from relatedpages.evaluation.related import (
     COCITATION,
     Evaluation,
     GroundTruth,
-    RelatedDict,
     score_related,
 )
 
@@ -135,7 +134,7 @@ def plot_categories(rows: Sequence[CategoryRow], names: Sequence[str], path: Pat
     ax.set_xticklabels([f"{row.category} ({row.test_pages})" for row in rows], rotation=40,
                        ha="right", fontsize=8)
     ax.set_ylabel(f"average R-score, R = {R} (0-2)")
-    ax.set_title(title or f"R-score per category of the held-out lists (cf. paper Fig. 11)",
+    ax.set_title(title or "R-score per category of the held-out lists (cf. paper Fig. 11)",
                  fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
