@@ -220,7 +220,7 @@ def run_related(args: argparse.Namespace) -> int:
         rel.check_parameters(**settings)
     except ValueError as error:
         raise UsageError(str(error)) from error
-    print("segmenting the corpus and running the oracles and baselines (about two minutes) …",
+    print("segmenting the corpus and running the oracles and baselines (about three minutes) …",
           file=sys.stderr, flush=True)
     evaluation = rel.evaluate(data, seed=args.seed, **settings)
     print(report.format_report(evaluation))
