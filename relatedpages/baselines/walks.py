@@ -215,7 +215,7 @@ def ppr(graph: LinkGraph, node: int, params: WalkParams | None = None) -> Answer
     ['k', 'h', 'a', 'b']
     """
     params = params or WalkParams()
-    return _ppr_answer(graph, _reached(graph, node, params), params)
+    return _answer(graph, _reached(graph, node, params), params)
 
 
 def green(graph: LinkGraph, node: int, params: WalkParams | None = None) -> Answer:
@@ -226,7 +226,7 @@ def green(graph: LinkGraph, node: int, params: WalkParams | None = None) -> Answ
     ['a', 'b']
     """
     params = params or WalkParams()
-    return _green_answer(graph, _reached(graph, node, params), params)
+    return _answer(graph, _reached(graph, node, params), params, green=True)
 
 
 def ppr_and_green(graph: LinkGraph, node: int,
@@ -240,27 +240,19 @@ def ppr_and_green(graph: LinkGraph, node: int,
     """
     params = params or WalkParams()
     reached = _reached(graph, node, params)
-    return _ppr_answer(graph, reached, params), _green_answer(graph, reached, params)
+    return _answer(graph, reached, params), _answer(graph, reached, params, green=True)
 
 
-def _ppr_answer(graph: LinkGraph, reached: tuple[np.ndarray, np.ndarray] | None,
-                params: WalkParams) -> Answer:
+def _answer(graph: LinkGraph, reached: tuple[np.ndarray, np.ndarray] | None,
+            params: WalkParams, green: bool = False) -> Answer:
+    """The answer from a walk's reach: ranked by ``ppr_u``, or with ``green`` by
+    ``ppr_u / pr`` (ties by ``ppr_u`` either way)."""
     if reached is None:
         return Answer(reason=NoAnswer.NO_PARENTS)
     nodes, scores = reached
     if not len(nodes):
         return Answer(reason=NoAnswer.EMPTY_NEIGHBOURHOOD)
-    return Answer(top(graph, nodes, scores, scores, params.max_results))
-
-
-def _green_answer(graph: LinkGraph, reached: tuple[np.ndarray, np.ndarray] | None,
-                  params: WalkParams) -> Answer:
-    if reached is None:
-        return Answer(reason=NoAnswer.NO_PARENTS)
-    nodes, scores = reached
-    if not len(nodes):
-        return Answer(reason=NoAnswer.EMPTY_NEIGHBOURHOOD)
-    measure = scores / global_pagerank(graph, params)[nodes]
+    measure = scores / global_pagerank(graph, params)[nodes] if green else scores
     return Answer(top(graph, nodes, measure, scores, params.max_results))
 
 
