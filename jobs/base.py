@@ -19,11 +19,28 @@ from filters.config import conf_path
 _CONF = conf_path("sites.tsv").parent
 
 
-class ShippedJob(MRJob):
-    """Base of the project's jobs: StandardJSONProtocol in, between steps and out (never
-    the auto-picked JSONProtocol), and the project's packages shipped to every task."""
+class LenientJSONProtocol(StandardJSONProtocol):  # type: ignore[misc]
+    """StandardJSONProtocol for a job's input, except that a line it cannot read (no tab,
+    not JSON, not UTF-8) comes through as ``(None, None)``: the first mapper counts it as a
+    bad record and goes on; one bad line never kills a job.
 
-    INPUT_PROTOCOL = StandardJSONProtocol
+    >>> LenientJSONProtocol().read(b'"a"\\t{"b": 1}'), LenientJSONProtocol().read(b"not a record")
+    (('a', {'b': 1}), (None, None))
+    """
+
+    def read(self, line: bytes) -> tuple[Any, Any]:
+        try:
+            return super().read(line)  # type: ignore[no-any-return]
+        except ValueError:  # no tab; JSONDecodeError and UnicodeDecodeError are ValueErrors
+            return None, None
+
+
+class ShippedJob(MRJob):
+    """Base of the project's jobs: StandardJSONProtocol in (lenient: a line that cannot be
+    read reaches the mapper as ``(None, None)``), between steps and out (never the
+    auto-picked JSONProtocol), and the project's packages shipped to every task."""
+
+    INPUT_PROTOCOL = LenientJSONProtocol
     INTERNAL_PROTOCOL = StandardJSONProtocol
     OUTPUT_PROTOCOL = StandardJSONProtocol
     DIRS = ["../jobs#jobs", "../relatedpages#relatedpages", "../segmenter#segmenter",

@@ -45,11 +45,13 @@ def _failures() -> tuple[type[BaseException], ...]:
     from mrjob.step import StepFailedException
 
     from relatedpages.store.db import DatabaseError
+    from relatedpages.store.hotkeys import PlanError
 
-    return (StepFailedException, DatabaseError, OSError, NoPages)
+    return (StepFailedException, DatabaseError, OSError, NoPages, PlanError)
 
 
-#: A failed step, a refused database, an I/O error, an input without pages: exit status 1.
+#: A failed step, a refused database, an I/O error, an input without pages, a count that
+#: makes no plan: exit status 1.
 FAILURES = _failures()
 
 
@@ -143,6 +145,60 @@ class BuildReport:
     fallback_records: int = 0  # records answered by the fallback (page co-citation)
     filled_records: int = 0  # block records filled up to M from the fallback
     counters: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    hot_keys: "HotKeyPlan | None" = None  # the plan the chain ran under, if any
+
+
+@dataclass(frozen=True)
+class HotKeyPlan:
+    """A hot-key plan made by the count job (:func:`plan_hot_keys`)."""
+
+    plan: dict[str, list[int]]
+    path: Path  # the plan file, for jobs.related --hot-keys
+    values: int  # related 1's values counted on the sample
+    count: JobRun
+    bins: JobRun
+
+    @property
+    def seconds(self) -> float:
+        return self.count.seconds + self.bins.seconds
+
+
+def plan_hot_keys(segments: str, reducers: int, plan_file: Path, *, runner: str,
+                  work: Path | str, chain_args: Sequence[str] = (),
+                  count_args: Sequence[str] = ()) -> HotKeyPlan:
+    """A hot-key plan for ``reducers`` reducers, written to ``plan_file``: ``jobs.hot_keys``
+    counts related 1's values per page on a sample of ``segments`` (at the chain's options
+    ``chain_args``; ``count_args``: ``--sample``, ``--seed``), ``jobs.hot_key_bins`` turns the
+    counts and their total into each reducer's load and the heavy pages, read back here
+    (an array a map task and fewer than 64 pages a reducer), and
+    :func:`relatedpages.store.keyloads.plan_from_counts` packs them.  ``work``: a local
+    folder or a URI of the cluster's file system, for the two outputs.  A PlanError when the
+    bins do not make a plan (a bug, not data)."""
+    from jobs.hot_key_bins import MRHotKeyBins
+    from jobs.hot_keys import COUNT_GROUP, MRHotKeyCounts
+    from relatedpages.store.hotkeys import write_plan
+    from relatedpages.store.keyloads import plan_from_counts
+
+    base = str(work).rstrip("/")
+    remote = is_remote(work)
+    if not remote:
+        shutil.rmtree(work, ignore_errors=True)
+    loads, bins = f"{base}/loads", f"{base}/bins"
+    counted = run_job(MRHotKeyCounts, [*chain_args, *count_args, segments], runner=runner,
+                      output_dir=loads, label="hot-key count")
+    total = counted.counter(COUNT_GROUP, "values")
+    collect = plan_file.with_name(plan_file.name + ".bins") if remote else None
+    try:
+        binned = run_job(MRHotKeyBins, ["--reducers", str(reducers), "--total", str(total),
+                                        loads],
+                         runner=runner, output_dir=bins, collect=collect,
+                         label="hot-key bins")
+        plan, values = plan_from_counts(iter_output(collect or Path(bins)), reducers, total)
+    finally:
+        if collect is not None:
+            collect.unlink(missing_ok=True)
+    write_plan(plan, plan_file)
+    return HotKeyPlan(plan, plan_file, values, counted, binned)
 
 
 #: The fallback of block co-citation: traditional co-citation (the paper's baseline) for
@@ -160,6 +216,7 @@ class _WorkFolders:
     segments: Path | str
     output: Path | str  # the second job's output
     collect: Path | None  # remote work: the second job's output copied here
+    hot_key_counts: Path | str  # the hot-key count job's output (build --hot-keys)
 
 
 def _work_folders(work: Path | str | None, output_name: str) -> _WorkFolders:
@@ -167,12 +224,13 @@ def _work_folders(work: Path | str | None, output_name: str) -> _WorkFolders:
         base = str(work).rstrip("/")
         root = Path(tempfile.mkdtemp(prefix="relatedpages-build-"))  # the copied output
         return _WorkFolders(root, False, f"{base}/segments", f"{base}/{output_name}",
-                            root / f"{output_name}.jsonl")
+                            root / f"{output_name}.jsonl", f"{base}/hot-key-counts")
     root = Path(work) if work is not None else Path(tempfile.mkdtemp(prefix="relatedpages-build-"))
     root.mkdir(parents=True, exist_ok=True)
     for stale in (root / "segments", root / output_name):
         shutil.rmtree(stale, ignore_errors=True)
-    return _WorkFolders(root, work is not None, root / "segments", root / output_name, None)
+    return _WorkFolders(root, work is not None, root / "segments", root / output_name, None,
+                        root / "hot-key-counts")
 
 
 def _segment_stage(inputs: Sequence[str], runner: str, folders: _WorkFolders,
@@ -203,6 +261,8 @@ def build(    inputs: Sequence[str],
     min_records: int = 0,
     fallback: bool = True,
     fill_to: int = 0,
+    hot_keys: int = 0,
+    chain_options: Sequence[str] = (),
 ) -> BuildReport:
     """Segmentation, the chain (block co-citation or traditional co-citation) and the
     database build.  ``work`` keeps the intermediate outputs; by default they go to a
@@ -213,7 +273,9 @@ def build(    inputs: Sequence[str],
     With ``fallback`` (block co-citation only), traditional co-citation runs on the same
     segments and answers the pages block co-citation has no list for, marked as such;
     with ``fill_to`` (the chain's M) it also fills block lists shorter than that
-    (:mod:`relatedpages.scoring.fallback`)."""
+    (:mod:`relatedpages.scoring.fallback`).  With ``hot_keys`` (block co-citation only) a
+    count job plans related 1's keys for that many reducers (:func:`plan_hot_keys`, at the
+    chain's options ``chain_options``, the part of ``job_args`` the count job takes too) and the chain runs with that many, under the plan."""
     from relatedpages.store.db import build_database
 
     if algorithm not in ALGORITHMS:
@@ -234,8 +296,21 @@ def build(    inputs: Sequence[str],
     try:
         _segment_stage(inputs, runner, folders, report, progress)
 
+        chain_args = list(job_args)
+        if hot_keys and algorithm == "block":
+            progress(f"[2/3] counting related 1's keys on a sample: a hot-key plan for "
+                     f"{hot_keys} reducers")
+            plan_file = folders.root / "hot-keys.tsv"
+            planned = plan_hot_keys(str(folders.segments), hot_keys, plan_file, runner=runner,
+                                    work=folders.hot_key_counts, chain_args=chain_options)
+            report.stages.append(("hot-key plan", planned.seconds))
+            report.counters["hot keys"] = planned.count.counters
+            report.counters["hot-key bins"] = planned.bins.counters
+            report.hot_keys = planned
+            chain_args += ["--hot-keys", str(plan_file),
+                           "--jobconf", f"mapreduce.job.reduces={hot_keys}"]
         progress(f"[2/3] {algorithm} co-citation chain")
-        chain_run = run_job(chain_class, [*job_args, str(folders.segments)], runner=runner,
+        chain_run = run_job(chain_class, [*chain_args, str(folders.segments)], runner=runner,
                             output_dir=folders.output, collect=folders.collect, label=algorithm)
         report.stages.append((algorithm, chain_run.seconds))
         report.counters[algorithm] = chain_run.counters
@@ -259,6 +334,10 @@ def build(    inputs: Sequence[str],
         progress(f"[3/3] building the database in {db_path}")
         started = time.monotonic()
         parameters: dict[str, Any] = {"job_args": list(job_args), "runner": runner}
+        if report.hot_keys is not None:
+            parameters["hot_keys"] = {"reducers": hot_keys,
+                                      "pages_routed": len(report.hot_keys.plan),
+                                      "values_counted": report.hot_keys.values}
         if with_fallback:
             parameters["fallback"] = {"algorithm": FALLBACK_ALGORITHM,
                                       "job_args": [*FALLBACK_JOB_ARGS, *fill_args],

@@ -5,6 +5,8 @@ plan that splits the pages that cause it.
     python scripts/key_skew.py --graph ARCS.tsv.gz --pages 31250 [--reducers 4,64,256,1024]
     python scripts/key_skew.py --web 20000 [--seed 1]
     python scripts/key_skew.py --records SEGMENTS.jsonl … --plan 256 --out hot.tsv
+    python scripts/key_skew.py --records 'hdfs:///rp/segments/part-*' --plan 3200 --out hot.tsv \
+        --runner hadoop [--work hdfs:///rp/hot-key-counts]
 
 Reads segment records (sampled from a link graph as ``bench_scale.py --graph`` does, made
 from a generated web as ``jobs.segment`` would, or a segment job's output), counts the
@@ -13,7 +15,9 @@ values Mapper1 gives each key, and places the keys as Hadoop's partitioner does
 Per number of reducers it prints the skew (largest reducer's input over the mean), its
 floor (the hottest key over the mean: no partitioner goes under it), and the skew with a
 hot-key plan (``relatedpages.store.hotkeys``) made from a ``--sample`` of the records.
-``--plan R --out FILE`` writes the plan for R reducers, for ``jobs.related --hot-keys``.
+``--plan R --out FILE`` writes the plan for R reducers, for ``jobs.related --hot-keys``;
+with ``--runner`` the records are counted by a job instead (``jobs.hot_keys`` on that
+runner, the records read where the runner reads them), for inputs too large for one process.
 """
 from __future__ import annotations
 
@@ -45,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     source.add_argument("--graph", type=Path, metavar="ARCS.tsv[.gz]",
                         help="a link graph (source<TAB>target lines); with --pages")
     source.add_argument("--web", type=int, metavar="PAGES", help="a generated web of PAGES pages")
-    source.add_argument("--records", type=Path, nargs="+", metavar="SEGMENTS",
+    source.add_argument("--records", nargs="+", metavar="SEGMENTS",
                         help="segment records as jobs.segment writes them (url<TAB>record)")
     parser.add_argument("--pages", type=int, default=31250,
                         help="with --graph: pages sampled (copies above its size). Default: %(default)s")
@@ -64,6 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plan", type=int, metavar="R",
                         help="write the plan for R reducers to --out (from --sample of the records)")
     parser.add_argument("--out", type=Path, help="with --plan: the plan file to write")
+    parser.add_argument("--runner", choices=("inline", "local", "hadoop"),
+                        help="with --records and --plan: count with the jobs.hot_keys job on "
+                             "this runner (the records may be URIs of its file system)")
+    parser.add_argument("--work", help="with --runner: the count job's output folder or URI. "
+                        "Default: a temporary folder")
     add_chain_options(parser.add_argument)
     args = parser.parse_args(argv)
     try:
@@ -80,10 +89,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--plan and --out go together")
     if args.plan is not None and args.plan < 1:
         parser.error("--plan: at least 1 reducer")
+    if args.runner is not None and (args.records is None or args.plan is None):
+        parser.error("--runner counts --records for a --plan: give both")
+    if args.work is not None and args.runner is None:
+        parser.error("--work goes with --runner")
+    if args.runner is not None and (args.piece, args.routed) != (PIECE_OF_FAIR_SHARE,
+                                                                 ROUTED_OF_FAIR_SHARE):
+        parser.error("--runner: the count job plans at the default --piece and --routed")
     try:
         link_params, sim_params = chain_params_from(args)
     except ValueError as error:
         parser.error(str(error))
+    if args.runner is not None:
+        return _plan_by_job(args)
     scratch = Path(tempfile.mkdtemp(prefix="relatedpages-skew-"))
     try:
         try:
@@ -122,6 +140,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _plan_by_job(args: argparse.Namespace) -> int:
+    """--plan with --runner: the count job, then the plan from its output."""
+    from jobs.pipeline import FAILURES, plan_hot_keys
+    from relatedpages.scoring.options import chain_job_args
+
+    scratch = Path(tempfile.mkdtemp(prefix="relatedpages-skew-"))
+    try:
+        planned = plan_hot_keys(
+            ",".join(args.records) if len(args.records) > 1 else args.records[0], args.plan,
+            args.out, runner=args.runner, work=args.work or scratch / "counts",
+            chain_args=chain_job_args(args),
+            count_args=["--sample", str(args.sample), "--seed", str(args.seed)])
+    except FAILURES as error:
+        print(f"key_skew: {error}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    records = planned.count.counter("hot keys", "sampled_records")
+    print(f"counted {planned.values:,} values of {records:,} sampled records "
+          f"({planned.seconds:.1f} s for the two jobs on the {args.runner} runner)")
+    print(f"wrote {args.out}: {_describe(planned.plan)} for {args.plan:,} reducers")
+    return 0
+
+
 def _describe(plan: dict[str, list[int]]) -> str:
     split = sum(1 for labels in plan.values() if len(labels) > 1)
     return (f"{len(plan):,} pages routed, {split:,} of them split in "
@@ -133,7 +175,7 @@ def _name(args: argparse.Namespace) -> str:
         return f"{args.graph.name.split('.')[0]}, {args.pages:,} pages (seed {args.seed})"
     if args.web is not None:
         return f"generated web, {args.web:,} pages (seed {args.seed})"
-    return ", ".join(path.name for path in args.records)
+    return ", ".join(Path(path).name for path in args.records)
 
 
 def _records(args: argparse.Namespace, scratch: Path) -> Iterator[dict[str, Any]]:
@@ -153,7 +195,7 @@ def _records(args: argparse.Namespace, scratch: Path) -> Iterator[dict[str, Any]
         from relatedpages.evaluation.key_skew import read_segment_records
 
         for path in args.records:
-            yield from read_segment_records(path)
+            yield from read_segment_records(Path(path))
 
 
 if __name__ == "__main__":

@@ -160,3 +160,31 @@ def test_build_fills_short_block_lists_from_the_fallback(built):
     assert "(filled by cocitation)" in shown.stdout
     shown = relatedpages("query", "--db", str(folder / "db"), from_site)
     assert "answered from its site's page http" in shown.stdout
+
+
+def test_build_with_a_hot_key_plan_writes_the_same_database(built, tmp_path):
+    """--hot-keys R: a count job plans related 1's keys, the chain runs with R reducers
+    under the plan, and the database is the same, record for record."""
+    from relatedpages.store.db import RelatedPagesDB
+
+    folder, _ = built
+    done = relatedpages("build", str(folder / "crawl.warc.gz"), "--db", str(tmp_path / "db"),
+                        "--runner", "inline", "--hot-keys", "16", "--work", str(tmp_path / "work"))
+    assert done.returncode == 0, done.stderr
+    assert "counting related 1's keys on a sample: a hot-key plan for 16 reducers" in done.stderr
+    line = next(line for line in done.stdout.splitlines() if "hot keys" in line)
+    routed = int(line.split()[2])
+    assert routed > 0 and "for 16 reducers, from" in line and "time hot-key count" in done.stdout
+    plan = (tmp_path / "work" / "hot-keys.tsv").read_text().splitlines()
+    assert len(plan) == routed + 1  # the header, then a page a line
+    manifest = json.loads((tmp_path / "db" / "manifest.json").read_text())
+    assert manifest["parameters"]["hot_keys"]["reducers"] == 16
+    assert manifest["parameters"]["hot_keys"]["pages_routed"] == routed
+    with RelatedPagesDB(folder / "db") as plain, RelatedPagesDB(tmp_path / "db") as planned:
+        assert list(planned.records()) == list(plain.records())
+    for bad in (["--hot-keys", "-1"], ["--hot-keys", "4", "--algorithm", "cocitation"],
+                ["--hot-keys", "4", "--job-arg=--hot-keys=plan.tsv"]):
+        refused = relatedpages("build", str(folder / "crawl.warc.gz"), "--db",
+                               str(tmp_path / "db2"), *bad)
+        assert refused.returncode == 2 and "--hot-keys" in refused.stderr, bad
+        assert "Traceback" not in refused.stderr

@@ -217,7 +217,11 @@ def test_cocitation_on_hadoop_matches_inline(hadoop_home, segments, tmp_path):
 
 def test_relatedpages_build_with_the_hadoop_runner(hadoop_home, tmp_path):
     """`relatedpages build --runner hadoop` takes the same path: the repository's
-    conf/mrjob.conf, file:// outputs, counters back from Hadoop, and a database."""
+    conf/mrjob.conf, file:// outputs, counters back from Hadoop, and a database; with
+    --hot-keys 3 the count job runs on Hadoop too, the chain on 3 reducers under its plan,
+    and the database equals an inline build's without a plan."""
+    from relatedpages.store.db import RelatedPagesDB
+
     crawl = tmp_path / "crawl.warc.gz"
     generated = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "generate", "--pages", "300", "--seed", "4",
@@ -225,7 +229,8 @@ def test_relatedpages_build_with_the_hadoop_runner(hadoop_home, tmp_path):
     assert generated.returncode == 0, generated.stderr
     done = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "build", str(crawl), "--db", str(tmp_path / "db"),
-         "--runner", "hadoop", "--job-arg=--t=1.0", "--log", str(tmp_path / "hadoop.log")],
+         "--runner", "hadoop", "--job-arg=--t=1.0", "--log", str(tmp_path / "hadoop.log"),
+         "--hot-keys", "3"],
         cwd=REPO, env=job_env(), capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "pages                300" in done.stdout
@@ -241,6 +246,15 @@ def test_relatedpages_build_with_the_hadoop_runner(hadoop_home, tmp_path):
     assert "Hadoop job(s) job_" in done.stderr
     manifest = json.loads((tmp_path / "db" / "manifest.json").read_text())
     assert manifest["records"] > 0
+    assert manifest["parameters"]["hot_keys"]["pages_routed"] > 0
+    assert "hot-key count: step 1/1" in done.stderr
+    inline = subprocess.run(
+        [sys.executable, "-m", "relatedpages.cli", "build", str(crawl), "--db", str(tmp_path / "db-inline"),
+         "--runner", "inline", "--job-arg=--t=1.0"], cwd=REPO, capture_output=True, text=True,
+        timeout=900)
+    assert inline.returncode == 0, inline.stderr[-3000:]
+    with RelatedPagesDB(tmp_path / "db") as planned, RelatedPagesDB(tmp_path / "db-inline") as plain:
+        assert list(planned.records()) == list(plain.records())
 
 
 def test_linkgraph_on_hadoop_matches_inline(hadoop_home, segments, tmp_path):

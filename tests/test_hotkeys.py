@@ -16,6 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
 from jobrun import run_job, write_segments
+from jobs.hot_key_bins import MRHotKeyBins
 from jobs.related import MRRelatedPages
 from jobs.segment import MRSegment
 from relatedpages.evaluation.key_skew import (
@@ -206,6 +207,22 @@ def test_key_skew_prints_the_skew_and_writes_a_plan(shared_data, tmp_path):
                          {"href": "http://y/", "anchor": "", "pos": 1}]]}) + "\n"
         for n in range(3)))
     assert len(list(read_segment_records(records))) == 3  # the bad line is skipped
+    # the same plan counted by the job (jobs.hot_keys), on the inline runner
+    by_job = tmp_path / "by-job.tsv"
+    done = subprocess.run([sys.executable, str(script), "--records", str(records), "--plan", "2",
+                           "--out", str(by_job), "--runner", "inline", "--sample", "1"],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "of 3 sampled records" in done.stdout and f"wrote {by_job}" in done.stdout
+    in_process = tmp_path / "in-process.tsv"
+    done = subprocess.run([sys.executable, str(script), "--records", str(records), "--plan", "2",
+                           "--out", str(in_process), "--sample", "1"],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert read_plan(by_job) == read_plan(in_process) != {}
+    done = subprocess.run([sys.executable, str(script), "--records", str(records),
+                           "--runner", "inline"], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 2 and "--runner counts --records for a --plan" in done.stderr
     done = subprocess.run([sys.executable, str(script), "--records", str(records),
                            "--reducers", "0"], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 2 and "--reducers: at least 1" in done.stderr
@@ -221,3 +238,100 @@ def test_reducer1_counts_a_key_that_is_neither_a_page_nor_a_piece():
     assert counters == ["reporter:counter:related,bad_intermediate_key,1"]
     # the good piece was read as its page: under the default preset it reports popularity
     assert job.stdout.getvalue().startswith(b'"http://b/"\t')
+
+
+# -- the plan counted by jobs (jobs.hot_keys, jobs.hot_key_bins, relatedpages.store.keyloads) --
+
+
+def _plan_by_jobs(segments: Path, reducers: int, tmp_path: Path, runner: str = "inline",
+                  *args: str):
+    from jobs.pipeline import plan_hot_keys
+
+    return plan_hot_keys(str(segments), reducers, tmp_path / "plan.tsv", runner=runner,
+                         work=tmp_path / "work", chain_args=args[:2], count_args=args[2:])
+
+
+@pytest.mark.parametrize("runner, reducers, sample, preset", [
+    ("inline", 256, 0.5, "default"), ("inline", 64, 1.0, "paper"), ("local", 64, 0.5, "default")])
+def test_the_count_jobs_make_the_plan_one_process_makes_from_the_same_sample(
+        hub_records, tmp_path, runner, reducers, sample, preset):
+    from relatedpages.store.keyloads import sampled
+
+    segments = write_segments(tmp_path / "seg.jsonl", hub_records)
+    planned = _plan_by_jobs(segments, reducers, tmp_path, runner, "--preset", preset,
+                            "--sample", str(sample))
+    chosen = [record for record in hub_records if sampled(record["url"], 1, sample)]
+    assert 0 < len(chosen) <= len(hub_records) and (len(chosen) < len(hub_records)) == (sample < 1)
+    loads = key_loads(chosen, preset_link_params(preset), preset_params(preset))
+    assert planned.values == sum(loads.values()) == planned.count.counters["hot keys"]["values"]
+    assert planned.count.counters["hot keys"]["sampled_records"] == len(chosen)
+    heavy = planned.bins.counters["hot keys"]["heavy_pages"]
+    assert heavy < 64 * reducers and heavy >= len(planned.plan)  # routed or not, once packed
+    assert planned.plan and planned.plan == plan_keys(loads, reducers)
+    assert read_plan(tmp_path / "plan.tsv") == planned.plan
+
+
+def test_binned_counts_give_plan_keys_plan_however_the_pages_are_split():
+    # any pages over any number of bins tasks: the summed arrays and the heavy pages give
+    # plan_keys' plan over all the loads
+    import random
+
+    from relatedpages.store.keyloads import BINS, HEAVY, Bins, plan_from_counts
+
+    rng = random.Random(5)
+    for trial in range(12):
+        reducers = rng.choice([2, 3, 8, 16])
+        loads = {f"http://p{n}.example/": int(rng.paretovariate(0.8)) + 1
+                 for n in range(rng.randint(1, 400))}
+        total = sum(loads.values())
+        tasks = [Bins(reducers, total) for _ in range(rng.randint(1, 5))]
+        rows = []
+        for page, load in loads.items():
+            if rng.choice(tasks).add(page, load):
+                rows.append((HEAVY, [page, load]))
+        rows += [(BINS, task.bins) for task in tasks]
+        rng.shuffle(rows)
+        plan, values = plan_from_counts(rows, reducers, total)
+        assert values == total
+        assert plan == plan_keys(loads, reducers), trial
+
+
+def test_bins_that_make_no_plan_are_named():
+    from relatedpages.store.keyloads import plan_from_counts
+
+    with pytest.raises(PlanError, match="for 2 reducers, not 4: count again with --reducers 4"):
+        plan_from_counts([("bins", [1, 2])], 4)
+    with pytest.raises(PlanError, match="counted twice"):
+        plan_from_counts([("bins", [1, 2]), ("heavy", ["a", 1]), ("heavy", ["a", 1])], 2)
+    with pytest.raises(PlanError, match="not a bins job's output line"):
+        plan_from_counts([("http://a/", [["http://b/", 1.0, []]])], 2)
+    with pytest.raises(PlanError, match="output is empty"):
+        plan_from_counts([], 2)
+    with pytest.raises(PlanError, match="the bins hold 3 values, the count 4"):
+        plan_from_counts([("bins", [1, 2])], 2, total=4)
+    assert plan_from_counts([("bins", [0, 0])], 2) == ({}, 0)
+
+
+def test_the_count_jobs_count_bad_records_and_lines_and_refuse_bad_options(tmp_path):
+    segments = tmp_path / "seg.jsonl"
+    good = {"url": "http://www.p1.org/", "site": "p1.org",
+            "blocks": [[{"href": "http://x.org/", "anchor": "x", "pos": 0},
+                        {"href": "http://y.org/", "anchor": "y", "pos": 1}]]}
+    segments.write_text('"a"\t[1, 2]\n"b"\t{"url": "http://b/", "blocks": []}\n'
+                        + json.dumps(good["url"]) + "\t" + json.dumps(good) + "\n")
+    planned = _plan_by_jobs(segments, 4, tmp_path, "inline", "--preset", "default",
+                            "--sample", "1")
+    assert planned.count.counters["hot keys"]["bad_segment_record"] == 2
+    assert planned.count.counters["hot keys"]["sampled_records"] == 1
+    assert planned.values == planned.count.counters["hot keys"]["values"] > 0
+    loads = tmp_path / "loads.jsonl"
+    loads.write_text('"http://x.org/"\t3\n[1]\t2\n"http://y.org/"\t"many"\n')
+    _, counters = run_job(MRHotKeyBins, ["--reducers", "2", "--total", "3", loads])
+    assert counters["hot keys"]["bad_count_line"] == 2
+    for module, bad, message in [("jobs.hot_key_bins", ["--reducers", "0", "--total", "1"], "--reducers"),
+                                 ("jobs.hot_key_bins", ["--reducers", "2"], "--total"),
+                                 ("jobs.hot_keys", ["--sample", "0"], "--sample")]:
+        done = subprocess.run([sys.executable, "-m", module, "-r", "inline", "--no-conf",
+                               *bad, str(segments)], capture_output=True, text=True, cwd=REPO)
+        assert done.returncode == 2 and message in done.stderr
+        assert "Traceback" not in done.stderr

@@ -232,6 +232,12 @@ def test_bad_records_are_counted_not_fatal(tmp_path):
     output, counters = run_related([path], ["--preset", "paper", "--t", "1.0"])
     assert len(output) == 5
     assert counters["related"]["bad_segment_record"] == 2
+    # lines the input protocol cannot read (no tab, not JSON, not UTF-8): counted the same
+    with path.open("ab") as handle:
+        handle.write(b"not a record\n" + b'"http://bad3/"\t{"url": \n' + b'"\xff"\t{}\n')
+    again, counters = run_related([path], ["--preset", "paper", "--t", "1.0"])
+    assert again == output
+    assert counters["related"]["bad_segment_record"] == 5
 
 
 @pytest.mark.slow

@@ -53,6 +53,12 @@ def add_parser(commands: Any) -> None:
                        help="refuse to replace the database at --db by one with fewer than "
                             "RATIO times its records (the old one keeps answering; exit 1). "
                             "scripts/nightly sets 0.5. Default: %(default)s (off)")
+    build.add_argument("--hot-keys", type=int, default=0, metavar="REDUCERS",
+                       help="block co-citation only: count the chain's first job's keys on a "
+                            "tenth of the pages (a job: jobs.hot_keys), plan its heavy pages "
+                            "for REDUCERS reducers, and run the chain with that many "
+                            "(mapreduce.job.reduces) under the plan. Changes where the work "
+                            "goes, never the database. Default: off")
     add_chain_options(build.add_argument_group(
         "block co-citation (jobs.related; given options are passed to the job, the others "
         "come from --preset)").add_argument, defaults=False)
@@ -76,6 +82,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     check_job_args(args.algorithm, [*chain_args, *args.job_arg])
+    if args.hot_keys < 0 or (args.hot_keys and args.algorithm != "block"):
+        raise UsageError("--hot-keys: a number of reducers (at least 1), for --algorithm block")
+    if args.hot_keys and any(arg.startswith("--hot-keys") for arg in args.job_arg):
+        raise UsageError("--hot-keys makes a plan: do not give one with --job-arg too")
     if not 0.0 <= args.min_answered <= 1.0:
         raise UsageError(f"--min-answered must be a ratio in [0, 1], got {args.min_answered}")
     if not 0.0 <= args.min_records_ratio:
@@ -90,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
             progress=progress,
             min_records=min_records, fallback=not args.no_fallback,
             fill_to=params[1].m if args.algorithm == "block" else 0,
+            hot_keys=args.hot_keys, chain_options=chain_args,
         )
     except DatabaseError as error:
         if error.problem is not DatabaseProblem.COLLAPSED:
@@ -112,6 +123,11 @@ def run(args: argparse.Namespace) -> int:
     if report.fallback_records:
         print(f"  answered by fallback {report.fallback_records}  (traditional co-citation: pages "
               "without block evidence; marked in their results)", file=out)
+    if report.hot_keys is not None:
+        plan = report.hot_keys.plan
+        split = sum(1 for labels in plan.values() if len(labels) > 1)
+        print(f"  hot keys             {len(plan)} pages routed ({split} split) for "
+              f"{args.hot_keys} reducers, from {report.hot_keys.values} values counted", file=out)
     if report.filled_records:
         print(f"  filled by fallback   {report.filled_records}  (block lists shorter than "
               f"M = {params[1].m}, completed by co-citation after the block results; marked)",

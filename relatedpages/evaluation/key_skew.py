@@ -26,14 +26,14 @@ from pathlib import Path
 from typing import Any, Union
 
 from filters.anchors import AnchorWords
-from filters.links import LinkFilterParams, filter_blocks
+from filters.links import LinkFilterParams
 from relatedpages.evaluation.pair_census import page_records
 from relatedpages.scoring import similarity as sim
-from relatedpages.scoring.granularity import units
 from relatedpages.scoring.options import preset_link_params
 from relatedpages.scoring.similarity import preset_params
 from relatedpages.store import hotkeys
 from relatedpages.store.hotkeys import partition
+from relatedpages.store.keyloads import record_values
 
 #: A key of related 1: a page, or ``(page, label)`` under a plan (``relatedpages.store.hotkeys``).
 Key = Union[str, tuple[str, int]]
@@ -57,25 +57,16 @@ def key_loads(records: Iterable[Mapping[str, Any]], link_params: LinkFilterParam
         key = hotkeys.pair_key(page, other, plan)
         loads[key if isinstance(key, str) else (key[0], key[1])] += 1
 
-    popularity = sim_params.tie_break is sim.TieBreak.EVIDENCE or sim_params.site_fallback
     with tempfile.TemporaryDirectory(prefix="relatedpages-jieba-") as cache:
         words = AnchorWords(cache_dir=cache)
         for record in records:
-            site = record.get("site")
-            if not isinstance(record.get("blocks"), list) or not isinstance(site, str) or not site:
+            values = record_values(record, words, link_params, sim_params)
+            if values is None:
                 continue
-            unit_blocks, _ = units(record, sim_params.granularity)
-            blocks, _ = filter_blocks(site, unit_blocks, words, link_params)
-            add_every(sim.in_counts(blocks))
-            if popularity:
-                add_every(sim.raw_counts(unit_blocks))
-            url = record.get("url")
-            for pair in sim.page_pairs(site, blocks, sim_params.lam,
-                                       distant_pairs=sim_params.distant_pairs,
-                                       page_url=url if isinstance(url, str) else "",
-                                       max_distance=sim_params.window):
-                add_pair(pair.p1, pair.p2)
-                add_pair(pair.p2, pair.p1)
+            add_every(values.every)
+            for first, second in values.pairs:
+                add_pair(first, second)
+                add_pair(second, first)
     return loads
 
 

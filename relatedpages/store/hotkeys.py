@@ -95,15 +95,38 @@ def plan_keys(loads: Mapping[str, int], reducers: int, piece: float = PIECE_OF_F
     if reducers == 1 or total == 0:
         return {}
     fair = total / reducers
-    bins = [0.0] * reducers  # what stays with the hash, then what the plan adds
-    items: list[tuple[float, str, int]] = []  # (load of a piece, page, pieces)
+    bins = [0] * reducers  # what stays with the hash
+    heavy: dict[str, int] = {}
     for page, load in loads.items():
         if load > routed * fair:
-            pieces = min(reducers, max(1, math.ceil(load / (piece * fair))))
-            items.extend((load / pieces, page, pieces) for _ in range(pieces))
+            heavy[page] = load
         else:
             bins[partition(page, reducers)] += load
-    heap = [(load, number) for number, load in enumerate(bins)]
+    return pack_keys(bins, heavy, reducers, piece)
+
+
+def pack_keys(bins: Sequence[int], heavy: Mapping[str, int], reducers: int,
+              piece: float = PIECE_OF_FAIR_SHARE) -> dict[str, list[int]]:
+    """The plan that packs the ``heavy`` pages (page -> values), largest piece first, onto
+    the least loaded of ``reducers`` that already hold ``bins`` from the hash: pages above
+    ``piece`` of a fair share (of everything, bins and heavy pages) are split into pieces of
+    at most that size (:func:`plan_keys`; ``relatedpages.store.keyloads`` makes the bins
+    and the heavy pages with a job instead of one process).
+
+    >>> plan = pack_keys([10, 0], {"a": 10}, 2, piece=1.0)
+    >>> [partition(["a", label], 2) for label in plan["a"]]  # the empty reducer
+    [1]
+    >>> len(pack_keys([10, 0], {"a": 10}, 2)["a"])  # over a quarter of a share: split
+    2
+    """
+    if len(bins) != reducers:
+        raise ValueError(f"{len(bins)} bins for {reducers} reducers")
+    fair = (sum(bins) + sum(heavy.values())) / reducers
+    items: list[tuple[float, str, int]] = []  # (load of a piece, page, pieces)
+    for page, load in heavy.items():
+        pieces = min(reducers, max(1, math.ceil(load / (piece * fair))))
+        items.extend((load / pieces, page, pieces) for _ in range(pieces))
+    heap = [(float(load), number) for number, load in enumerate(bins)]
     heapq.heapify(heap)
     plan: dict[str, list[int]] = {}
     finder: _Labels | None = None  # a page's pieces are next to each other in this order
