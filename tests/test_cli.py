@@ -174,7 +174,7 @@ def test_build_with_a_hot_key_plan_writes_the_same_database(built, tmp_path):
     assert "counting related 1's keys on a sample: a hot-key plan for 16 reducers" in done.stderr
     line = next(line for line in done.stdout.splitlines() if "hot keys" in line)
     routed = int(line.split()[2])
-    assert routed > 0 and "for 16 reducers, from" in line and "time hot-key count" in done.stdout
+    assert routed > 0 and "for 16 reducers, from" in line and "time hot-key plan" in done.stdout
     plan = (tmp_path / "work" / "hot-keys.tsv").read_text().splitlines()
     assert len(plan) == routed + 1  # the header, then a page a line
     manifest = json.loads((tmp_path / "db" / "manifest.json").read_text())
