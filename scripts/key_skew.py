@@ -5,8 +5,9 @@ plan that splits the pages that cause it.
     python scripts/key_skew.py --graph ARCS.tsv.gz --pages 31250 [--reducers 4,64,256,1024]
     python scripts/key_skew.py --web 20000 [--seed 1]
     python scripts/key_skew.py --records SEGMENTS.jsonl … --plan 256 --out hot.tsv
-    python scripts/key_skew.py --records 'hdfs:///rp/segments/part-*' --plan 3200 --out hot.tsv \
+    python scripts/key_skew.py --records hdfs:///rp/segments --plan 3200 --out hot.tsv \
         --runner hadoop [--work hdfs:///rp/hot-key-counts]
+    python scripts/key_skew.py --records SEGMENTS.jsonl … --reducers 256 --with-plan hot.tsv
 
 Reads segment records (sampled from a link graph as ``bench_scale.py --graph`` does, made
 from a generated web as ``jobs.segment`` would, or a segment job's output), counts the
@@ -15,9 +16,11 @@ values Mapper1 gives each key, and places the keys as Hadoop's partitioner does
 Per number of reducers it prints the skew (largest reducer's input over the mean), its
 floor (the hottest key over the mean: no partitioner goes under it), and the skew with a
 hot-key plan (``relatedpages.store.hotkeys``) made from a ``--sample`` of the records.
-``--plan R --out FILE`` writes the plan for R reducers, for ``jobs.related --hot-keys``;
-with ``--runner`` the records are counted by a job instead (``jobs.hot_keys`` on that
-runner, the records read where the runner reads them), for inputs too large for one process.
+``--with-plan FILE`` gives the skew under a plan file instead (one the jobs made, or an
+older one on newer records).  ``--plan R --out FILE`` writes the plan for R reducers, for
+``jobs.related --hot-keys``; with ``--runner`` the records are counted by jobs instead
+(``jobs.hot_keys`` and ``jobs.hot_key_bins`` on that runner, the records read where the
+runner reads them), for inputs too large for one process.
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ from relatedpages.evaluation.key_skew import (  # noqa: E402
     format_skew, hottest, key_loads, page_loads, reducer_skew)
 from relatedpages.scoring.options import add_chain_options, chain_params_from  # noqa: E402
 from relatedpages.store.hotkeys import (  # noqa: E402
-    PIECE_OF_FAIR_SHARE, ROUTED_OF_FAIR_SHARE, plan_keys, write_plan)
+    PIECE_OF_FAIR_SHARE, ROUTED_OF_FAIR_SHARE, PlanError, plan_keys, read_plan, write_plan)
 
 REDUCERS_DEFAULT = "4,16,64,256,1024"
 SAMPLE_DEFAULT = 0.1
@@ -68,6 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plan", type=int, metavar="R",
                         help="write the plan for R reducers to --out (from --sample of the records)")
     parser.add_argument("--out", type=Path, help="with --plan: the plan file to write")
+    parser.add_argument("--with-plan", type=Path, metavar="PLAN",
+                        help="the skew with this plan file (e.g. one the jobs made, or last "
+                             "night's on today's records) instead of a plan made here")
     parser.add_argument("--runner", choices=("inline", "local", "hadoop"),
                         help="with --records and --plan: count with the jobs.hot_keys job on "
                              "this runner (the records may be URIs of its file system)")
@@ -91,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--plan: at least 1 reducer")
     if args.runner is not None and (args.records is None or args.plan is None):
         parser.error("--runner counts --records for a --plan: give both")
+    if args.with_plan is not None and (args.plan is not None or args.runner is not None):
+        parser.error("--with-plan measures a plan: not with --plan or --runner")
     if args.work is not None and args.runner is None:
         parser.error("--work goes with --runner")
     if args.runner is not None and (args.piece, args.routed) != (PIECE_OF_FAIR_SHARE,
@@ -102,6 +110,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     if args.runner is not None:
         return _plan_by_job(args)
+    given = None
+    if args.with_plan is not None:
+        try:
+            given = read_plan(args.with_plan)
+        except PlanError as error:
+            print(f"key_skew: {error}", file=sys.stderr)
+            return 2
     scratch = Path(tempfile.mkdtemp(prefix="relatedpages-skew-"))
     try:
         try:
@@ -114,11 +129,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     rng = random.Random(args.seed)
     sample = records if args.sample >= 1 else [r for r in records if rng.random() < args.sample]
     name = _name(args)
-    print(f"{name}: {len(records):,} segment records; plans from {len(sample):,} of them "
-          f"(--sample {args.sample}): pages above {args.piece:g} of a fair share split, above "
-          f"{args.routed:g} routed", flush=True)
+    if given is None:
+        print(f"{name}: {len(records):,} segment records; plans from {len(sample):,} of them "
+              f"(--sample {args.sample}): pages above {args.piece:g} of a fair share split, "
+              f"above {args.routed:g} routed", flush=True)
+    else:
+        print(f"{name}: {len(records):,} segment records; the plan in {args.with_plan} "
+              f"({_describe(given)})", flush=True)
     loads = page_loads(records, link_params, sim_params)
-    sampled = loads if sample is records else page_loads(sample, link_params, sim_params)
+    sampled = (loads if sample is records or given is not None
+               else page_loads(sample, link_params, sim_params))
     print(f"{len(loads):,} keys, {sum(loads.values()):,} values; hottest: "
           + ", ".join(f"{key} {load:,}" for key, load in hottest(loads, 3)), flush=True)
     if args.plan is not None:
@@ -128,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     rows, planned = [], []
     for count in reducers:
-        plan = plan_keys(sampled, count, args.piece, args.routed)
+        plan = given if given is not None else plan_keys(sampled, count, args.piece, args.routed)
         rows.append((name, reducer_skew(loads, count)))
         split = reducer_skew(key_loads(records, link_params, sim_params, plan), count) if plan else rows[-1][1]
         planned.append((len(plan), split))

@@ -221,6 +221,12 @@ def test_key_skew_prints_the_skew_and_writes_a_plan(shared_data, tmp_path):
     assert done.returncode == 0, done.stderr
     assert read_plan(by_job) == read_plan(in_process) != {}
     done = subprocess.run([sys.executable, str(script), "--records", str(records),
+                           "--reducers", "2", "--with-plan", str(by_job)],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert f"the plan in {by_job} (2 pages routed" in done.stdout
+    assert "| seg.jsonl | 2 |" in done.stdout
+    done = subprocess.run([sys.executable, str(script), "--records", str(records),
                            "--runner", "inline"], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 2 and "--runner counts --records for a --plan" in done.stderr
     done = subprocess.run([sys.executable, str(script), "--records", str(records),
