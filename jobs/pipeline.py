@@ -150,7 +150,7 @@ class BuildReport:
 
 @dataclass(frozen=True)
 class HotKeyPlan:
-    """A hot-key plan made by the count job (:func:`plan_hot_keys`)."""
+    """A hot-key plan made by the count and bins jobs (:func:`plan_hot_keys`)."""
 
     plan: dict[str, list[int]]
     path: Path  # the plan file, for jobs.related --hot-keys
@@ -170,7 +170,7 @@ def plan_hot_keys(segments: str, reducers: int, plan_file: Path, *, runner: str,
     counts related 1's values per page on a sample of ``segments`` (at the chain's options
     ``chain_args``; ``count_args``: ``--sample``, ``--seed``), ``jobs.hot_key_bins`` turns the
     counts and their total into each reducer's load and the heavy pages, read back here
-    (an array a map task and fewer than 64 pages a reducer), and
+    (an array a map task, and fewer than 64 heavy pages a reducer), and
     :func:`relatedpages.store.keyloads.plan_from_counts` packs them.  ``work``: a local
     folder or a URI of the cluster's file system, for the two outputs.  A PlanError when the
     bins do not make a plan (a bug, not data)."""
@@ -181,9 +181,10 @@ def plan_hot_keys(segments: str, reducers: int, plan_file: Path, *, runner: str,
 
     base = str(work).rstrip("/")
     remote = is_remote(work)
-    if not remote:
-        shutil.rmtree(work, ignore_errors=True)
     loads, bins = f"{base}/loads", f"{base}/bins"
+    if not remote:  # only the two outputs this makes: never the rest of ``work``
+        for stale in (loads, bins):
+            shutil.rmtree(stale, ignore_errors=True)
     counted = run_job(MRHotKeyCounts, [*chain_args, *count_args, segments], runner=runner,
                       output_dir=loads, label="hot-key count")
     total = counted.counter(COUNT_GROUP, "values")
@@ -273,9 +274,10 @@ def build(    inputs: Sequence[str],
     With ``fallback`` (block co-citation only), traditional co-citation runs on the same
     segments and answers the pages block co-citation has no list for, marked as such;
     with ``fill_to`` (the chain's M) it also fills block lists shorter than that
-    (:mod:`relatedpages.scoring.fallback`).  With ``hot_keys`` (block co-citation only) a
-    count job plans related 1's keys for that many reducers (:func:`plan_hot_keys`, at the
-    chain's options ``chain_options``, the part of ``job_args`` the count job takes too) and the chain runs with that many, under the plan."""
+    (:mod:`relatedpages.scoring.fallback`).  With ``hot_keys`` (block co-citation only) two
+    jobs plan related 1's keys for that many reducers (:func:`plan_hot_keys`, at the chain's
+    options ``chain_options``: the part of ``job_args`` the count job takes too) and the
+    chain runs with that many reducers, under the plan."""
     from relatedpages.store.db import build_database
 
     if algorithm not in ALGORITHMS:

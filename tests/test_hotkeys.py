@@ -325,8 +325,11 @@ def test_the_count_jobs_count_bad_records_and_lines_and_refuse_bad_options(tmp_p
                         {"href": "http://y.org/", "anchor": "y", "pos": 1}]]}
     segments.write_text('"a"\t[1, 2]\n"b"\t{"url": "http://b/", "blocks": []}\n'
                         + json.dumps(good["url"]) + "\t" + json.dumps(good) + "\n")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "mine.txt").write_text("not the jobs'")
     planned = _plan_by_jobs(segments, 4, tmp_path, "inline", "--preset", "default",
                             "--sample", "1")
+    assert (tmp_path / "work" / "mine.txt").read_text() == "not the jobs'"  # left alone
     assert planned.count.counters["hot keys"]["bad_segment_record"] == 2
     assert planned.count.counters["hot keys"]["sampled_records"] == 1
     assert planned.values == planned.count.counters["hot keys"]["values"] > 0
