@@ -56,7 +56,8 @@ def add_parser(commands: Any) -> None:
     build.add_argument("--hot-keys", type=int, default=0, metavar="REDUCERS",
                        help="block co-citation only: count the chain's first job's keys on a "
                             "tenth of the pages (jobs.hot_keys and jobs.hot_key_bins), plan "
-                            "its heavy pages for REDUCERS reducers, and run the chain with that many "
+                            "its heavy pages for REDUCERS reducers, and run the chain with that "
+                            "many "
                             "(mapreduce.job.reduces) under the plan. Changes where the work "
                             "goes, never the database. Default: off")
     add_chain_options(build.add_argument_group(
