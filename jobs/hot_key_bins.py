@@ -3,12 +3,12 @@ each chain reducer's load from the pages Hadoop's hash places, and the heavy pag
 
     python -m jobs.hot_key_bins -r inline|local|hadoop LOADS… --reducers R --total N -o BINS
 
-Map-only: each mapper adds every light page's values to an array of R numbers (the reducer
-``relatedpages.store.hotkeys.partition`` gives the page), writes a heavy page (above
-``ROUTED_OF_FAIR_SHARE`` of the fair share ``N / R``) as it is (key ``"heavy"``,
-``[page, values]``), and its array at the end (key ``"bins"``).  Fewer than ``64 R`` pages
-are heavy, whatever the input, so the output stays small: it is read back on the gateway,
-where ``relatedpages.store.keyloads.plan_from_counts`` makes the plan.
+Map-only: each mapper adds every light page's values to an array of R numbers, one per chain
+reducer (``relatedpages.store.hotkeys.Bins``: the reducer ``partition`` gives the page),
+writes a heavy page (above ``ROUTED_OF_FAIR_SHARE`` of the fair share ``N / R``) as it is
+(key ``"heavy"``, ``[page, values]``), and its array at the end (key ``"bins"``).  Fewer
+than ``64 R`` pages are heavy, whatever the input, so the output stays small: it is read
+back on the gateway, where ``relatedpages.store.keyloads.plan_from_counts`` makes the plan.
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ if __name__ == "__main__":
 
 from jobs.base import ShippedJob
 
-from relatedpages.store.keyloads import BINS, HEAVY, Bins
+from relatedpages.store.hotkeys import Bins
+from relatedpages.store.keyloads import BINS, HEAVY
 
 BINS_GROUP = "hot keys"
 

@@ -153,7 +153,6 @@ class HotKeyPlan:
     """A hot-key plan made by the count and bins jobs (:func:`plan_hot_keys`)."""
 
     plan: dict[str, list[int]]
-    path: Path  # the plan file, for jobs.related --hot-keys
     values: int  # related 1's values counted on the sample
     count: JobRun
     bins: JobRun
@@ -163,13 +162,13 @@ class HotKeyPlan:
         return self.count.seconds + self.bins.seconds
 
 
-def plan_hot_keys(segments: str, reducers: int, plan_file: Path, *, runner: str,
+def plan_hot_keys(segments: Sequence[str], reducers: int, plan_file: Path, *, runner: str,
                   work: Path | str, chain_args: Sequence[str] = (),
                   count_args: Sequence[str] = ()) -> HotKeyPlan:
     """A hot-key plan for ``reducers`` reducers, written to ``plan_file``: ``jobs.hot_keys``
-    counts related 1's values per page on a sample of ``segments`` (at the chain's options
-    ``chain_args``; ``count_args``: ``--sample``, ``--seed``), ``jobs.hot_key_bins`` turns the
-    counts and their total into each reducer's load and the heavy pages, read back here
+    counts related 1's values per page on a sample of the ``segments`` inputs (at the chain's
+    options ``chain_args``; ``count_args``: ``--sample``, ``--seed``), ``jobs.hot_key_bins``
+    turns the counts and their total into each reducer's load and the heavy pages, read back here
     (an array a map task, and fewer than 64 heavy pages a reducer), and
     :func:`relatedpages.store.keyloads.plan_from_counts` packs them.  ``work``: a local
     folder or a URI of the cluster's file system, for the two outputs.  A PlanError when the
@@ -185,7 +184,7 @@ def plan_hot_keys(segments: str, reducers: int, plan_file: Path, *, runner: str,
     if not remote:  # only the two outputs this makes: never the rest of ``work``
         for stale in (loads, bins):
             shutil.rmtree(stale, ignore_errors=True)
-    counted = run_job(MRHotKeyCounts, [*chain_args, *count_args, segments], runner=runner,
+    counted = run_job(MRHotKeyCounts, [*chain_args, *count_args, *segments], runner=runner,
                       output_dir=loads, label="hot-key count")
     total = counted.counter(COUNT_GROUP, "values")
     collect = plan_file.with_name(plan_file.name + ".bins") if remote else None
@@ -199,7 +198,7 @@ def plan_hot_keys(segments: str, reducers: int, plan_file: Path, *, runner: str,
         if collect is not None:
             collect.unlink(missing_ok=True)
     write_plan(plan, plan_file)
-    return HotKeyPlan(plan, plan_file, values, counted, binned)
+    return HotKeyPlan(plan, values, counted, binned)
 
 
 #: The fallback of block co-citation: traditional co-citation (the paper's baseline) for
@@ -303,7 +302,7 @@ def build(    inputs: Sequence[str],
             progress(f"[2/3] counting related 1's keys on a sample: a hot-key plan for "
                      f"{hot_keys} reducers")
             plan_file = folders.root / "hot-keys.tsv"
-            planned = plan_hot_keys(str(folders.segments), hot_keys, plan_file, runner=runner,
+            planned = plan_hot_keys([str(folders.segments)], hot_keys, plan_file, runner=runner,
                                     work=folders.hot_key_counts, chain_args=chain_options)
             report.stages.append(("hot-key plan", planned.seconds))
             report.counters["hot keys"] = planned.count.counters

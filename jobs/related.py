@@ -49,6 +49,7 @@ from relatedpages.scoring.options import FILTER_SWITCHES, add_chain_options, cha
 from relatedpages.scoring.similarity import micro, score_from_micro, unmicro
 from relatedpages.scoring.sitefallback import from_site, is_weak, site_chops
 from relatedpages.store import hotkeys
+from relatedpages.store.keyloads import is_chain_record
 
 FILTER_GROUP = "filters"
 CHAIN_GROUP = "related"
@@ -107,13 +108,10 @@ class MRRelatedPages(ShippedJob):
         value (for in_p); under the evidence tie-break, per block before the filters and
         href, a cited value (for popularity); and per related pair {p1, p2} of the page (first block only),
         p1 → (p2, TSD(p), A_p,p1, S_p) and p2 → (p1, TSD(p), A_p,p2, S_p)."""
-        if not isinstance(record, dict) or not isinstance(record.get("blocks"), list):
+        if not is_chain_record(record):  # no block list, or no site
             self.increment_counter(CHAIN_GROUP, "bad_segment_record")
             return
-        site = record.get("site")
-        if not isinstance(site, str) or not site:
-            self.increment_counter(CHAIN_GROUP, "bad_segment_record")
-            return
+        site = record["site"]
         unit_blocks, usable = units(record, self.sim_params.granularity)
         if not usable:  # read at block granularity: nothing is lost
             self.increment_counter(CHAIN_GROUP, "segment_record_without_headings")

@@ -41,9 +41,9 @@ from relatedpages.evaluation.key_skew import (  # noqa: E402
 from relatedpages.scoring.options import add_chain_options, chain_params_from  # noqa: E402
 from relatedpages.store.hotkeys import (  # noqa: E402
     PIECE_OF_FAIR_SHARE, ROUTED_OF_FAIR_SHARE, PlanError, plan_keys, read_plan, write_plan)
+from relatedpages.store.keyloads import SAMPLE_DEFAULT  # noqa: E402
 
 REDUCERS_DEFAULT = "4,16,64,256,1024"
-SAMPLE_DEFAULT = 0.1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -168,8 +168,7 @@ def _plan_by_job(args: argparse.Namespace) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="relatedpages-skew-"))
     try:
         planned = plan_hot_keys(
-            ",".join(args.records) if len(args.records) > 1 else args.records[0], args.plan,
-            args.out, runner=args.runner, work=args.work or scratch / "counts",
+            args.records, args.plan, args.out, runner=args.runner, work=args.work or scratch / "counts",
             chain_args=chain_job_args(args),
             count_args=["--sample", str(args.sample), "--seed", str(args.seed)])
     except FAILURES as error:

@@ -220,6 +220,21 @@ def test_key_skew_prints_the_skew_and_writes_a_plan(shared_data, tmp_path):
                           capture_output=True, text=True, cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stderr
     assert read_plan(by_job) == read_plan(in_process) != {}
+    # several record files: every one is an input of the count job
+    more = tmp_path / "more.jsonl"
+    more.write_text(json.dumps("http://www.q.org/") + "\t" + json.dumps(
+        {"url": "http://www.q.org/", "site": "q.org",
+         "blocks": [[{"href": "http://x/", "anchor": "", "pos": 0},
+                     {"href": "http://z/", "anchor": "", "pos": 1}]]}) + "\n")
+    plans = []
+    for runner in (["--runner", "inline"], []):
+        plans.append(tmp_path / f"both{len(runner)}.tsv")
+        done = subprocess.run([sys.executable, str(script), "--records", str(records), str(more),
+                               "--plan", "2", "--out", str(plans[-1]), "--sample", "1", *runner],
+                              capture_output=True, text=True, cwd=REPO, timeout=600)
+        assert done.returncode == 0, done.stderr
+        assert ("of 4 sampled records" in done.stdout) == bool(runner)  # the job read both
+    assert read_plan(plans[0]) == read_plan(plans[1]) != read_plan(in_process)
     done = subprocess.run([sys.executable, str(script), "--records", str(records),
                            "--reducers", "2", "--with-plan", str(by_job)],
                           capture_output=True, text=True, cwd=REPO, timeout=600)
@@ -253,7 +268,7 @@ def _plan_by_jobs(segments: Path, reducers: int, tmp_path: Path, runner: str = "
                   *args: str):
     from jobs.pipeline import plan_hot_keys
 
-    return plan_hot_keys(str(segments), reducers, tmp_path / "plan.tsv", runner=runner,
+    return plan_hot_keys([str(segments)], reducers, tmp_path / "plan.tsv", runner=runner,
                          work=tmp_path / "work", chain_args=args[:2], count_args=args[2:])
 
 
@@ -282,7 +297,8 @@ def test_binned_counts_give_plan_keys_plan_however_the_pages_are_split():
     # plan_keys' plan over all the loads
     import random
 
-    from relatedpages.store.keyloads import BINS, HEAVY, Bins, plan_from_counts
+    from relatedpages.store.hotkeys import Bins
+    from relatedpages.store.keyloads import BINS, HEAVY, plan_from_counts
 
     rng = random.Random(5)
     for trial in range(12):

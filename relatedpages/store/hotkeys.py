@@ -94,15 +94,38 @@ def plan_keys(loads: Mapping[str, int], reducers: int, piece: float = PIECE_OF_F
     total = sum(loads.values())
     if reducers == 1 or total == 0:
         return {}
-    fair = total / reducers
-    bins = [0] * reducers  # what stays with the hash
-    heavy: dict[str, int] = {}
-    for page, load in loads.items():
-        if load > routed * fair:
-            heavy[page] = load
-        else:
-            bins[partition(page, reducers)] += load
-    return pack_keys(bins, heavy, reducers, piece)
+    bins = Bins(reducers, total, routed)  # what stays with the hash
+    heavy = {page: load for page, load in loads.items() if bins.add(page, load)}
+    return pack_keys(bins.bins, heavy, reducers, piece)
+
+
+class Bins:
+    """One bins task's share of the pages, given the total of all of them: a light page's
+    load goes to the chain reducer Hadoop's hash gives it; a page above ``routed`` of a fair
+    share is heavy and passed on (:func:`plan_keys` bins its pages the same way).
+
+    >>> bins = Bins(2, total=12, routed=0.5)
+    >>> [bins.add(page, load) for page, load in [("a", 5), ("b", 1), ("c", 3), ("d", 2)]]
+    [True, False, False, False]
+    >>> sum(bins.bins)  # all but a (the line: half of 12 / 2)
+    6
+    """
+
+    def __init__(self, reducers: int, total: int, routed: float = ROUTED_OF_FAIR_SHARE) -> None:
+        if reducers < 1:
+            raise ValueError(f"reducers must be at least 1, got {reducers}")
+        if not 0 < routed <= 1:
+            raise ValueError(f"routed must be in (0, 1], got {routed}")
+        self.reducers = reducers
+        self.bins = [0] * reducers
+        self._line = routed * (total / reducers)
+
+    def add(self, page: str, load: int) -> bool:
+        """Bin a light page; True for a heavy one (the caller passes it on)."""
+        if load > self._line:
+            return True
+        self.bins[partition(page, self.reducers)] += load
+        return False
 
 
 def pack_keys(bins: Sequence[int], heavy: Mapping[str, int], reducers: int,

@@ -7,7 +7,7 @@ only: the load each reducer gets from the pages the plan leaves to the hash, and
 above ``ROUTED_OF_FAIR_SHARE`` of a fair share.  So the jobs never gather the pages in one
 process.  The count job (``jobs.hot_keys``) sums each page's values on a sample and the
 total in a counter; the bins job (``jobs.hot_key_bins``, map-only, given the total) adds
-each light page to an array of one number per chain reducer (:class:`Bins`) and passes the
+each light page to an array of one number per chain reducer (``hotkeys.Bins``) and passes the
 heavy pages on, fewer than ``reducers / routed`` in all.  :func:`plan_from_counts` sums the
 arrays and packs the heavy pages: the plan :func:`plan_keys` makes from every page's load.
 """
@@ -23,8 +23,7 @@ from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams, filter_blocks
 from relatedpages.scoring import similarity as sim
 from relatedpages.scoring.granularity import units
-from relatedpages.store.hotkeys import (
-    PIECE_OF_FAIR_SHARE, ROUTED_OF_FAIR_SHARE, PlanError, pack_keys, partition)
+from relatedpages.store.hotkeys import PIECE_OF_FAIR_SHARE, PlanError, pack_keys
 
 #: The fraction of the segment records a plan is counted from (only the pages' ratios
 #: matter; a tenth gave 1.13 at 64 reducers on 31,250 graph pages: README, "Hot keys").
@@ -85,35 +84,6 @@ def sampled(url: str, seed: int, fraction: float) -> bool:
     (True, False)
     """
     return fraction >= 1 or zlib.crc32(f"{seed}\t{url}".encode("utf-8")) < fraction * 2**32
-
-
-class Bins:
-    """One bins task's share of the pages, given the total of all of them: a light page's
-    load goes to the chain reducer Hadoop's hash gives it; a page above ``routed`` of a fair
-    share (:func:`plan_keys`' routing line, to the same float) is heavy and passed on.
-
-    >>> bins = Bins(2, total=12, routed=0.5)
-    >>> [bins.add(page, load) for page, load in [("a", 5), ("b", 1), ("c", 3), ("d", 2)]]
-    [True, False, False, False]
-    >>> sum(bins.bins)  # all but a (the line: half of 12 / 2)
-    6
-    """
-
-    def __init__(self, reducers: int, total: int, routed: float = ROUTED_OF_FAIR_SHARE) -> None:
-        if reducers < 1:
-            raise ValueError(f"reducers must be at least 1, got {reducers}")
-        if not 0 < routed <= 1:
-            raise ValueError(f"routed must be in (0, 1], got {routed}")
-        self.reducers = reducers
-        self.bins = [0] * reducers
-        self._line = routed * (total / reducers)
-
-    def add(self, page: str, load: int) -> bool:
-        """Bin a light page; True for a heavy one (the caller passes it on)."""
-        if load > self._line:
-            return True
-        self.bins[partition(page, self.reducers)] += load
-        return False
 
 
 def plan_from_counts(rows: Iterable[tuple[Any, Any]], reducers: int, total: int | None = None,
