@@ -185,9 +185,15 @@ class _Settings:
     interactive: bool
     interval: float
     log_file: Path | None
+    logger_state: tuple[int, bool]  # mrjob's logger before enable(): level, propagate
 
 
 _settings: _Settings | None = None
+
+
+def enabled() -> bool:
+    """Whether progress is shown (``enable`` was called and ``disable`` not since)."""
+    return _settings is not None
 
 
 def enable(*, stream: TextIO | None = None, interactive: bool | None = None,
@@ -203,9 +209,10 @@ def enable(*, stream: TextIO | None = None, interactive: bool | None = None,
             interval = float(os.environ.get(INTERVAL_VARIABLE, INTERVAL_DEFAULT))
         except ValueError:
             interval = INTERVAL_DEFAULT
-    _settings = _Settings(out, out.isatty() if interactive is None else interactive,
-                          interval, log_file)
     job_logger = logging.getLogger("mrjob")
+    before = (job_logger.level, job_logger.propagate) if _settings is None else _settings.logger_state
+    _settings = _Settings(out, out.isatty() if interactive is None else interactive,
+                          interval, log_file, before)
     job_logger.setLevel(logging.INFO)
     job_logger.propagate = False
     for handler in list(job_logger.handlers):
@@ -237,13 +244,19 @@ def log_file() -> Path | None:
 
 
 def disable() -> None:
+    """Stop showing progress: mrjob's logger as it was before ``enable``, the stream and
+    log file left alone (a command's progress must not outlive it: the next caller in the
+    same process may have closed that stream)."""
     global _settings
-    _settings = None
+    settings, _settings = _settings, None
     job_logger = logging.getLogger("mrjob")
     for handler in list(job_logger.handlers):
         if getattr(handler, "_relatedpages", False):
             job_logger.removeHandler(handler)
             handler.close()
+    if settings is not None:
+        job_logger.setLevel(settings.logger_state[0])
+        job_logger.propagate = settings.logger_state[1]
 
 
 class _DriverLines(logging.Handler):

@@ -88,6 +88,12 @@ def _log_hint() -> str:
     return f" (the job's log: {log_file})" if log_file is not None else ""
 
 
+def _stop_progress() -> None:
+    from jobs import progress as job_progress
+
+    job_progress.disable()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     given = list(sys.argv[1:] if argv is None else argv)
@@ -121,6 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"relatedpages: internal error: {type(error).__name__}: {error} (run again "
               "with --debug for the traceback, and please report it)", file=sys.stderr)
         return EXIT_FAILURE
+    finally:  # the command's progress ends with it (main may be called again in one process)
+        _stop_progress()
 
 
 if __name__ == "__main__":

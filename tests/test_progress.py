@@ -83,3 +83,23 @@ def test_a_live_line_on_a_terminal(tmp_path: Path) -> None:
     assert done.returncode == 0, shown[-2000:]
     assert "\r\x1b[K" in shown  # redrawn in place
     assert re.search(r"segment: [^\r\n]*pages/s", shown), shown
+
+
+def test_a_command_s_progress_ends_with_it(tmp_path: Path, capsys) -> None:
+    """``relatedpages.cli.main`` called in one process (a test, a notebook): the stream a
+    command showed progress on may be closed once it returns, so nothing of its progress
+    may outlive it (in CI a later job wrote to pytest's closed capture and died)."""
+    import logging
+
+    from relatedpages import cli
+
+    mrjob_logger = logging.getLogger("mrjob")
+    before = (mrjob_logger.level, mrjob_logger.propagate, list(mrjob_logger.handlers))
+    crawl = REPO / "examples" / "tiny-web" / "urls.tsv"
+    assert cli.main(["segment", str(crawl), "-r", "inline", "-o", str(tmp_path / "seg")]) == cli.EXIT_OK
+    assert "segment: step 1/1, 4 pages (" in capsys.readouterr().err  # it was shown
+    assert not progress.enabled()
+    assert (mrjob_logger.level, mrjob_logger.propagate, list(mrjob_logger.handlers)) == before
+    # a failing command too
+    assert cli.main(["segment", str(tmp_path / "none.warc.gz"), "-r", "inline"]) == cli.EXIT_USAGE
+    assert not progress.enabled()
