@@ -35,6 +35,7 @@ SPARK_REQUIRES = ["pyspark==3.5.9"]
 
 TEST_REQUIRES = [
     "pytest==9.2.0",
+    "pytest-xdist==3.8.0",  # scripts/test: the Hadoop tests in one lane, the rest beside them
     "hypothesis==6.170.15",
     "mypy==2.4.1",
     "lxml-stubs==0.5.1",

@@ -6,6 +6,7 @@ Tests that need ``../shared/data`` skip when it is missing, except in CI
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,8 +48,33 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"hypothesis profile: {_PROFILE}" + (f" (examples x{scale})" if scale > 1 else "")
 
 
+#: The test files with jobs on Hadoop or the MiniCluster (``@pytest.mark.hadoop``): one lane.
+HADOOP_FILES = frozenset({"test_hadoop.py", "test_minicluster.py", "test_bench_scale.py"})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     hypothesis_profiles.mark_and_scale(items, _PROFILE)
+    elsewhere = [item.nodeid for item in items
+                 if item.get_closest_marker("hadoop") and item.path.name not in HADOOP_FILES]
+    if elsewhere:
+        raise pytest.UsageError(f"Hadoop tests outside tests/conftest.py's HADOOP_FILES "
+                                f"(add their file there): {elsewhere[:3]}")
+    items.sort(key=lambda item: item.path.name not in HADOOP_FILES)  # the Hadoop lane first
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """scripts/test's two workers (pytest-xdist): the Hadoop and MiniCluster files are one
+    unit of work (they share the cluster, its ports and HDFS), handed out first; every other
+    file is a unit (its module fixtures computed once) for whichever worker is free."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Lanes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            return "hadoop" if Path(file).name in HADOOP_FILES else file
+
+    return Lanes(config, log)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
