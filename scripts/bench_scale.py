@@ -45,9 +45,10 @@ it that hold it); the first size's output is compared line for line with an inli
 With ``--spark`` the same records also go through the chain on Spark (mrjob's ``-r spark``,
 pyspark's local master on this machine's cores, ``--reduces`` partitions), timed beside YARN,
 its first output compared with the inline chain's too.  With ``--hot-keys`` the first size runs
-again with a hot-key plan for ``--reduces`` reducers (``scripts/key_skew.py``: made from a
-tenth of the records), its output checked against the inline chain's, and related 1's
-reducer skew measured beside the skew ``relatedpages.evaluation.key_skew`` predicts.  (The pipeline's segment job reads WARC
+again with a hot-key plan for ``--reduces`` reducers, counted on the cluster by the two jobs
+``relatedpages build --hot-keys`` runs (``scripts/key_skew.py --runner hadoop``: a tenth of
+the records), its output checked against the inline chain's, and related 1's reducer skew
+measured beside the skew ``relatedpages.evaluation.key_skew`` predicts.  (The pipeline's segment job reads WARC
 bytes through ``mapper_raw``, an input manifest that mrjob's Spark harness does not run.)
 
 Prints the Fig. 8 table (time per stage by size, shuffle bytes per page, peak memory per task,
@@ -415,19 +416,36 @@ class _Bench:
         return PipelineRun(pages, wall, 0.0, tuple(jobs), 0, 0, pairs)
 
     def hot_key_plan(self, pages: int) -> tuple[Path, dict[str, Any]]:
-        """A hot-key plan for ``--reduces`` reducers from a tenth of the records, and related
-        1's reducer skew predicted without and with it."""
-        from relatedpages.evaluation.key_skew import plan_and_predict, read_segment_records
-        from relatedpages.store.hotkeys import write_plan
+        """A hot-key plan for ``--reduces`` reducers, counted on the cluster by the two jobs
+        ``relatedpages build --hot-keys`` runs (``scripts/key_skew.py --runner hadoop``: a
+        tenth of the records on HDFS), their time and CPU from the job histories, and related
+        1's reducer skew predicted without and with the plan (from all the records)."""
+        from relatedpages.evaluation.key_skew import (
+            default_chain_params, key_loads, read_segment_records, reducer_skew)
+        from relatedpages.store.hotkeys import read_plan
 
         records = list(read_segment_records(self.records(pages)))
-        plan, predicted = plan_and_predict(records, self.args.reduces, self.args.seed)
+        self.count += 1
         path = self.work / f"hot-keys-{pages}.tsv"
-        write_plan(plan, path)
+        counts = f"{HDFS_ROOT}/{pages}/hot-key-counts-{self.count}"
+        command = [sys.executable, str(REPO / "scripts" / "key_skew.py"),
+                   "--records", f"hdfs://{HDFS_ROOT}/{pages}/records", "--plan",
+                   str(self.args.reduces), "--out", str(path), "--runner", "hadoop",
+                   "--seed", str(self.args.seed), "--work", f"hdfs://{counts}"]
+        env = dict(self.env, MRJOB_CONF=str(self.conf(0, None)))
+        _, wall, jobs = self._timed(command, env, f"the hot-key count jobs ({pages} records)")
+        self._fs("-rm", "-r", "-f", "-skipTrash", counts)
+        plan = read_plan(path)
+        link_params, sim_params = default_chain_params()
+        without = reducer_skew(key_loads(records, link_params, sim_params), self.args.reduces).skew
+        with_plan = (reducer_skew(key_loads(records, link_params, sim_params, plan),
+                                  self.args.reduces).skew if plan else without)
         return path, {"pages": pages, "routed": len(plan),
                       "split": sum(1 for labels in plan.values() if len(labels) > 1),
                       "pieces": sum(len(labels) for labels in plan.values()),
-                      "predicted": list(predicted)}
+                      "predicted": [without, with_plan],
+                      "plan_wall": wall, "plan_cpu": sum(job.cpu_seconds for job in jobs),
+                      "plan_jobs": [job.name for job in jobs]}
 
     def _check_chain(self, records: Path, output: str, pages: int) -> None:
         """The cluster's chain output equals an inline run's on the same records, line for

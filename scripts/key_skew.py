@@ -8,6 +8,7 @@ plan that splits the pages that cause it.
     python scripts/key_skew.py --records hdfs:///rp/segments --plan 3200 --out hot.tsv \
         --runner hadoop [--work hdfs:///rp/hot-key-counts]
     python scripts/key_skew.py --records SEGMENTS.jsonl … --reducers 256 --with-plan hot.tsv
+    python scripts/key_skew.py --web 20000 --combiner 64
 
 Reads segment records (sampled from a link graph as ``bench_scale.py --graph`` does, made
 from a generated web as ``jobs.segment`` would, or a segment job's output), counts the
@@ -17,7 +18,9 @@ Per number of reducers it prints the skew (largest reducer's input over the mean
 floor (the hottest key over the mean: no partitioner goes under it), and the skew with a
 hot-key plan (``relatedpages.store.hotkeys``) made from a ``--sample`` of the records.
 ``--with-plan FILE`` gives the skew under a plan file instead (one the jobs made, or an
-older one on newer records).  ``--plan R --out FILE`` writes the plan for R reducers, for
+older one on newer records).  ``--combiner M`` prints instead how many of Mapper1's values a
+combiner could fold with the records split over M map tasks (``combiner_fold``), in all and
+for the hottest page.  ``--plan R --out FILE`` writes the plan for R reducers, for
 ``jobs.related --hot-keys``; with ``--runner`` the records are counted by jobs instead
 (``jobs.hot_keys`` and ``jobs.hot_key_bins`` on that runner, the records read where the
 runner reads them), for inputs too large for one process.
@@ -37,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from relatedpages.evaluation.key_skew import (  # noqa: E402
-    format_skew, hottest, key_loads, page_loads, reducer_skew)
+    Foldable, combiner_fold, format_skew, hottest, key_loads, page_loads, reducer_skew)
 from relatedpages.scoring.options import add_chain_options, chain_params_from  # noqa: E402
 from relatedpages.store.hotkeys import (  # noqa: E402
     PIECE_OF_FAIR_SHARE, ROUTED_OF_FAIR_SHARE, PlanError, plan_keys, read_plan, write_plan)
@@ -74,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--with-plan", type=Path, metavar="PLAN",
                         help="the skew with this plan file (e.g. one the jobs made, or last "
                              "night's on today's records) instead of a plan made here")
+    parser.add_argument("--combiner", type=int, metavar="MAPS",
+                        help="print how many of Mapper1's values a combiner could fold, the "
+                             "records split over MAPS map tasks (no skew table)")
     parser.add_argument("--runner", choices=("inline", "local", "hadoop"),
                         help="with --records and --plan: count with the jobs.hot_keys job on "
                              "this runner (the records may be URIs of its file system)")
@@ -99,6 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--runner counts --records for a --plan: give both")
     if args.with_plan is not None and (args.plan is not None or args.runner is not None):
         parser.error("--with-plan measures a plan: not with --plan or --runner")
+    if args.combiner is not None and (args.combiner < 1 or args.plan is not None
+                                      or args.runner is not None or args.with_plan is not None):
+        parser.error("--combiner MAPS: at least 1 map task, and not with --plan, --runner "
+                     "or --with-plan")
     if args.work is not None and args.runner is None:
         parser.error("--work goes with --runner")
     if args.runner is not None and (args.piece, args.routed) != (PIECE_OF_FAIR_SHARE,
@@ -126,6 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    if args.combiner is not None:
+        print(_format_fold(_name(args), combiner_fold(records, link_params, sim_params, args.combiner)))
+        return 0
     rng = random.Random(args.seed)
     sample = records if args.sample >= 1 else [r for r in records if rng.random() < args.sample]
     name = _name(args)
@@ -181,6 +194,17 @@ def _plan_by_job(args: argparse.Namespace) -> int:
           f"({planned.seconds:.1f} s for the two jobs on the {args.runner} runner)")
     print(f"wrote {args.out}: {_describe(planned.plan)} for {args.plan:,} reducers")
     return 0
+
+
+def _format_fold(name: str, fold: Foldable) -> str:
+    def share(part: int, whole: int) -> str:
+        return f"{part / whole:.1%}" if whole else "n/a"
+
+    return (f"{name}: {fold.values:,} values of Mapper1 (auxiliary {fold.aux:,}, cited "
+            f"{fold.cited:,}, pair {fold.pairs:,}); a combiner over {fold.tasks:,} map tasks "
+            f"would leave {fold.after:,} ({share(fold.after, fold.values)})\n"
+            f"the hottest page, {fold.hottest}: {fold.hottest_values:,} values, "
+            f"{fold.hottest_after:,} after the combiner ({share(fold.hottest_after, fold.hottest_values)})")
 
 
 def _describe(plan: dict[str, list[int]]) -> str:

@@ -173,6 +173,10 @@ def test_the_hot_keys_table_sets_related_1_without_and_with_a_plan_side_by_side(
     assert "| … predicted from the keys (key_skew) | 1.50 | 1.05 |" in table
     assert "| … its reducers' input records | 40 | 40 |" in table
     assert "| the chain, wall time | 40.0 s | 30.0 s |" in table
+    assert "count jobs" not in table  # no cost given
+    costed = format_hot_keys_table(without, planned, [1.5, 1.05], [12.34, 5.6])
+    assert "| the plan's two count jobs, wall time | — | 12.3 s |" in costed
+    assert "| … their tasks' CPU time | — | 6 s |" in costed
 
 
 def test_the_report_prints_every_asked_table_and_its_json_says_the_same(tmp_path):
@@ -276,7 +280,8 @@ def test_the_chain_alone_on_a_real_graph_on_the_minicluster(tmp_path, shared_dat
     pages with links, so both sizes sample from disjoint copies of it), the first size's
     output checked against an inline run of the chain inside the script; with --spark the
     same records on Spark's local master too, checked the same way; with --hot-keys the
-    first size again under a hot-key plan, its output checked the same way."""
+    first size again under a hot-key plan counted by the two count jobs on the cluster, its
+    output checked the same way."""
     import gzip
 
     arcs = tmp_path / "arcs.tsv"
@@ -306,6 +311,8 @@ def test_the_chain_alone_on_a_real_graph_on_the_minicluster(tmp_path, shared_dat
     assert sorted(figures["spark"]) == ["120", "60"]
     hot = figures["hot_keys"]
     assert hot["pages"] == 60 and hot["routed"] > 0 and len(hot["runs"]) == 2
+    assert hot["plan_jobs"] == ["hot_keys 1", "hot_key_bins 1"] and hot["plan_cpu"] > 0
+    assert "| the plan's two count jobs, wall time | — |" in done.stdout
     # related 1's reducer input as the job history has it equals the prediction from the keys
     for run, predicted in zip(hot["runs"], hot["predicted"]):
         first = next(job for job in run["jobs"] if job["stage"] == "related 1")

@@ -360,3 +360,35 @@ def test_the_count_jobs_count_bad_records_and_lines_and_refuse_bad_options(tmp_p
                                *bad, str(segments)], capture_output=True, text=True, cwd=REPO)
         assert done.returncode == 2 and message in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def _record(url: str, site: str) -> dict:
+    links = [("http://p.org/", "Pea soup"), ("http://q.org/", "Quince jam")]
+    return {"url": url, "site": site, "headings": [], "loose": [],
+            "blocks": [[{"href": href, "anchor": anchor, "pos": n}
+                        for n, (href, anchor) in enumerate(links)]]}
+
+
+def test_a_combiner_would_fold_a_task_s_auxiliary_values_and_a_site_s_cited_values(hub_records):
+    """combiner_fold by hand: each record gives p and q an auxiliary value, a cited value
+    (the default preset's site fallback needs popularity) and a pair value: 12 values."""
+    from relatedpages.evaluation.key_skew import combiner_fold
+
+    link, params = default_chain_params()
+    a1, a2, b1 = _record("http://a.com/1", "a.com"), _record("http://a.com/2", "a.com"), _record("http://b.com/1", "b.com")
+    one_task = combiner_fold([a1, a2], link, params, 1)
+    assert (one_task.values, one_task.aux, one_task.cited, one_task.pairs) == (12, 4, 4, 4)
+    assert one_task.after == 8  # aux 4 -> 2 (p, q), cited 4 -> 2 (one site), pairs 4
+    assert (one_task.hottest_values, one_task.hottest_after) == (6, 4)
+    assert combiner_fold([a1, a2], link, params, 2).after == 12  # a task each: nothing folds
+    assert combiner_fold([a1, b1], link, params, 1).after == 10  # two citing sites
+    assert combiner_fold([a1, {"junk": 1}, a2], link, params, 1).after == 8  # rejected: none
+    # on real pages: Mapper1's values as key_loads counts them, and folding only shrinks
+    fold = combiner_fold(hub_records, link, params, 4)
+    assert fold.values == sum(key_loads(hub_records, link, params).values())
+    assert fold.pairs < fold.after < fold.values
+    assert combiner_fold(hub_records, link, params, len(hub_records)).after >= fold.after
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "key_skew.py"), "--web", "120",
+                           "--combiner", "4"], capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "a combiner over 4 map tasks would leave" in done.stdout and "the hottest page, " in done.stdout

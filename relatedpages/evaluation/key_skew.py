@@ -70,6 +70,59 @@ def key_loads(records: Iterable[Mapping[str, Any]], link_params: LinkFilterParam
     return loads
 
 
+@dataclass(frozen=True)
+class Foldable:
+    """What a combiner on related 1's map side could fold, records split over ``tasks`` map
+    tasks: within a task, a page's auxiliary values (Reducer1 only counts them: in_p) into
+    one, and its cited values from one citing site (Reducer1 counts each site's run:
+    popularity) into one; pair values differ value by value and stay."""
+
+    tasks: int
+    values: int  # Mapper1's values: related 1's map output records
+    aux: int
+    cited: int
+    after: int  # the values left after folding in every task
+    hottest: str  # the page with the most values
+    hottest_values: int
+    hottest_after: int
+
+    @property
+    def pairs(self) -> int:
+        return self.values - self.aux - self.cited
+
+
+def combiner_fold(records: Sequence[Mapping[str, Any]], link_params: LinkFilterParams,
+                  sim_params: sim.SimilarityParams, tasks: int) -> Foldable:
+    """:class:`Foldable` for these segment records, split in order into ``tasks`` runs of
+    equal length (as Hadoop splits a file), counted as Mapper1 emits them."""
+    size = max(1, -(-len(records) // max(tasks, 1)))
+    loads: Counter[str] = Counter()
+    folded: Counter[str] = Counter()
+    aux = cited = 0
+    with tempfile.TemporaryDirectory(prefix="relatedpages-jieba-") as cache:
+        words = AnchorWords(cache_dir=cache)
+        for start in range(0, len(records), size):
+            aux_pages: set[str] = set()
+            cited_from: set[tuple[str, str]] = set()
+            for record in records[start:start + size]:
+                values = record_values(record, words, link_params, sim_params)
+                if values is None:
+                    continue
+                loads.update(values.page_loads())
+                aux += sum(values.aux.values())
+                cited += sum(values.cited.values())
+                aux_pages.update(values.aux)
+                cited_from.update((page, record["site"]) for page in values.cited)
+                for first, second in values.pairs:
+                    folded[first] += 1
+                    folded[second] += 1
+            folded.update(aux_pages)
+            folded.update(page for page, _ in cited_from)
+    hottest, most = max(loads.items(), key=lambda item: (item[1], item[0]), default=("", 0))
+    return Foldable(tasks, sum(loads.values()), aux, cited, sum(folded.values()), hottest,
+                    most, folded[hottest])
+
+
 def page_loads(records: Iterable[Mapping[str, Any]], link_params: LinkFilterParams,
                sim_params: sim.SimilarityParams) -> Counter[str]:
     """:func:`key_loads` without a plan: every key is a page."""

@@ -240,9 +240,10 @@ def format_spark_table(sizes: Sequence[SizeSummary],
 
 
 def format_hot_keys_table(without: PipelineRun, with_plan: PipelineRun,
-                          predicted: Sequence[float]) -> str:
-    """Related 1 without and with a hot-key plan (the same records), and the skew that
-    ``relatedpages.evaluation.key_skew`` predicted for each (``predicted``: without, with)."""
+                          predicted: Sequence[float], plan_cost: Sequence[float] = ()) -> str:
+    """Related 1 without and with a hot-key plan (the same records), the skew that
+    ``relatedpages.evaluation.key_skew`` predicted for each (``predicted``: without, with),
+    and what counting the plan cost (``plan_cost``: the count jobs' wall and CPU seconds)."""
     def first(run: PipelineRun) -> JobFigures:
         return next(job for job in run.jobs if job.name == "related 1")
 
@@ -258,6 +259,10 @@ def format_hot_keys_table(without: PipelineRun, with_plan: PipelineRun,
             ("… its reducers' input records", [f"{records(job):,}" for job in jobs]),
             ("the chain, wall time", [f"{run.wall_seconds:.1f} s" for run in (without, with_plan)]),
             ("CPU time of all tasks", [f"{run.cpu_seconds:.0f} s" for run in (without, with_plan)])]
+    if plan_cost:
+        wall, cpu = plan_cost
+        rows += [("the plan's two count jobs, wall time", ["—", f"{wall:.1f} s"]),
+                 ("… their tasks' CPU time", ["—", f"{cpu:.0f} s"])]
     return "\n".join(["| | without a plan | with the plan |", "|---|---:|---:|"]
                      + [f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows])
 
@@ -467,7 +472,8 @@ def scale_report(shape: BenchShape, out: Path, sizes: Sequence[SizeSummary],
         lines += ["", f"Hot keys: {hot['pages']:,} records, {shape.reduces} reducers, a plan "
                       f"routing {hot['routed']:,} pages ({hot['split']:,} split; "
                       f"{hot['pieces']:,} keys); same output",
-                  format_hot_keys_table(hot["runs"][0], hot["runs"][1], hot["predicted"])]
+                  format_hot_keys_table(hot["runs"][0], hot["runs"][1], hot["predicted"],
+                                        [hot["plan_wall"], hot["plan_cpu"]] if "plan_wall" in hot else [])]
     figures: dict[str, Any] = {
         "maps": shape.maps, "reduces": shape.reduces, "runs": shape.runs, "seed": shape.seed,
         "graph": shape.graph,

@@ -34,16 +34,23 @@ BINS, HEAVY = "bins", "heavy"
 
 @dataclass(frozen=True)
 class RecordValues:
-    """What Mapper1 emits for one segment record, by page: the auxiliary and cited values
-    (one per filtered block citing a page, one per raw (block, href) when the preset needs
-    popularity), and the related pairs (each gives both its pages a value)."""
+    """What Mapper1 emits for one segment record, by page: the auxiliary values (one per
+    filtered block citing a page), the cited values (one per raw (block, href) when the
+    preset needs popularity; each carries the record's site), and the related pairs (each
+    gives both its pages a value)."""
 
-    every: Counter[str]  # page -> values every piece of a split page gets a copy of
+    aux: Counter[str]  # page -> auxiliary values
+    cited: Counter[str]  # page -> cited values
     pairs: list[tuple[str, str]]  # (p1, p2): a value for p1 (with p2) and for p2 (with p1)
+
+    @property
+    def every(self) -> Counter[str]:
+        """Page -> the values every piece of a split page gets a copy of (aux and cited)."""
+        return self.aux + self.cited
 
     def page_loads(self) -> Counter[str]:
         """The values per page, with no plan."""
-        loads = Counter(self.every)
+        loads = self.every
         for first, second in self.pairs:
             loads[first] += 1
             loads[second] += 1
@@ -66,14 +73,15 @@ def record_values(record: Mapping[str, Any], words: AnchorWords, link_params: Li
     site = record["site"]
     unit_blocks, _ = units(record, sim_params.granularity)
     blocks, _ = filter_blocks(site, unit_blocks, words, link_params)
-    every: Counter[str] = Counter(sim.in_counts(blocks))
+    aux: Counter[str] = Counter(sim.in_counts(blocks))
+    cited: Counter[str] = Counter()
     if sim_params.tie_break is sim.TieBreak.EVIDENCE or sim_params.site_fallback:
-        every.update(sim.raw_counts(unit_blocks))
+        cited.update(sim.raw_counts(unit_blocks))
     url = record.get("url")
     pairs = sim.page_pairs(site, blocks, sim_params.lam, distant_pairs=sim_params.distant_pairs,
                            page_url=url if isinstance(url, str) else key,
                            max_distance=sim_params.window)
-    return RecordValues(every, [(pair.p1, pair.p2) for pair in pairs])
+    return RecordValues(aux, cited, [(pair.p1, pair.p2) for pair in pairs])
 
 
 def sampled(url: str, seed: int, fraction: float) -> bool:
