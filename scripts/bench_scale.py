@@ -420,8 +420,7 @@ class _Bench:
         ``relatedpages build --hot-keys`` runs (``scripts/key_skew.py --runner hadoop``: a
         tenth of the records on HDFS), their time and CPU from the job histories, and related
         1's reducer skew predicted without and with the plan (from all the records)."""
-        from relatedpages.evaluation.key_skew import (
-            default_chain_params, key_loads, read_segment_records, reducer_skew)
+        from relatedpages.evaluation.key_skew import predicted_skew, read_segment_records
         from relatedpages.store.hotkeys import read_plan
 
         records = list(read_segment_records(self.records(pages)))
@@ -436,14 +435,10 @@ class _Bench:
         _, wall, jobs = self._timed(command, env, f"the hot-key count jobs ({pages} records)")
         self._fs("-rm", "-r", "-f", "-skipTrash", counts)
         plan = read_plan(path)
-        link_params, sim_params = default_chain_params()
-        without = reducer_skew(key_loads(records, link_params, sim_params), self.args.reduces).skew
-        with_plan = (reducer_skew(key_loads(records, link_params, sim_params, plan),
-                                  self.args.reduces).skew if plan else without)
         return path, {"pages": pages, "routed": len(plan),
                       "split": sum(1 for labels in plan.values() if len(labels) > 1),
                       "pieces": sum(len(labels) for labels in plan.values()),
-                      "predicted": [without, with_plan],
+                      "predicted": list(predicted_skew(records, self.args.reduces, plan)),
                       "plan_wall": wall, "plan_cpu": sum(job.cpu_seconds for job in jobs),
                       "plan_jobs": [job.name for job in jobs]}
 

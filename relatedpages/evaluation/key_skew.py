@@ -118,9 +118,9 @@ def combiner_fold(records: Sequence[Mapping[str, Any]], link_params: LinkFilterP
                     folded[second] += 1
             folded.update(aux_pages)
             folded.update(page for page, _ in cited_from)
-    hottest, most = max(loads.items(), key=lambda item: (item[1], item[0]), default=("", 0))
-    return Foldable(tasks, sum(loads.values()), aux, cited, sum(folded.values()), hottest,
-                    most, folded[hottest])
+    page, most = (hottest(loads, 1) or [("", 0)])[0]
+    return Foldable(tasks, sum(loads.values()), aux, cited, sum(folded.values()), page,
+                    most, folded[page])
 
 
 def page_loads(records: Iterable[Mapping[str, Any]], link_params: LinkFilterParams,
@@ -175,10 +175,20 @@ def plan_and_predict(records: Sequence[Mapping[str, Any]], reducers: int, seed: 
     rng = random.Random(seed)
     sampled = [record for record in records if rng.random() < sample] if sample < 1 else records
     plan = hotkeys.plan_keys(page_loads(sampled, link_params, sim_params), reducers)
+    return plan, predicted_skew(records, reducers, plan, link_params, sim_params)
+
+
+def predicted_skew(records: Sequence[Mapping[str, Any]], reducers: int,
+                   plan: Mapping[str, Sequence[int]], link_params: LinkFilterParams | None = None,
+                   sim_params: sim.SimilarityParams | None = None) -> tuple[float, float]:
+    """Related 1's reducer skew over the records without and with ``plan`` (the chain's
+    defaults unless given parameters)."""
+    if link_params is None or sim_params is None:
+        link_params, sim_params = default_chain_params()
     without = reducer_skew(key_loads(records, link_params, sim_params), reducers).skew
     with_plan = (reducer_skew(key_loads(records, link_params, sim_params, plan), reducers).skew
                  if plan else without)
-    return plan, (without, with_plan)
+    return without, with_plan
 
 
 def default_chain_params() -> tuple[LinkFilterParams, sim.SimilarityParams]:
