@@ -64,6 +64,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -170,6 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--hot-keys splits the chain's keys: give --graph too")
     if args.spark and importlib.util.find_spec("pyspark") is None:
         parser.error("--spark needs pyspark: pip install -e '.[spark]'")
+    signal.signal(signal.SIGTERM, _terminated)  # a kill or a cron timeout: stop as on ^C
     try:
         return _bench(args, sizes, containers)
     except BenchError as error:
@@ -248,6 +250,11 @@ def _bench(args: argparse.Namespace, sizes: list[int], containers: list[int]) ->
 
 def _say(message: str) -> None:
     print(f"bench_scale: {message}", file=sys.stderr, flush=True)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM as ^C: the cluster this run started is stopped on the way out (``_bench``)."""
+    raise KeyboardInterrupt
 
 
 def _ensure_cluster() -> bool:
@@ -500,7 +507,7 @@ class _Bench:
         it ran (from the job histories new since it started, with each task's Python peak)."""
         before = set(self._histories())
         started = time.perf_counter()
-        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+        done = _run_group(command, cwd=REPO, env=env)
         wall = time.perf_counter() - started
         if done.returncode != 0:
             raise BenchError(f"{what} failed:\n{done.stderr[-3000:]}")
@@ -566,6 +573,21 @@ class _Bench:
                              f"differs from the inline build's ({len(local_records)})")
         shutil.rmtree(inline)
         _say(f"checked: the YARN database equals the inline build ({len(yarn_records):,} records)")
+
+
+def _run_group(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run`` with the output captured, the command in a session of its own:
+    interrupted (^C, SIGTERM), the whole group is killed, not only the command, so that the
+    Hadoop client JVMs a build started do not go on polling a stopped cluster."""
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True, **kwargs) as process:
+        try:
+            stdout, stderr = process.communicate()
+        except BaseException:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def _local_lines(output: Path) -> list[str]:

@@ -14,9 +14,12 @@ Skipped without a JDK 17 or Maven, except in CI (``CI=true``), where that fails.
 """
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,3 +102,59 @@ def test_nightly_on_the_cluster(cluster_env, tmp_path):
         yarn_records = list(yarn.records())
         assert yarn_records, "empty database proves nothing"
         assert yarn_records == list(local.records())
+
+
+def _processes_running(argv: list[str]) -> list[int]:
+    """The pids whose command line is ``argv`` (the program by name: streaming starts it
+    by its full path)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                running = (entry / "cmdline").read_text(errors="replace").split("\0")[:-1]
+            except OSError:
+                continue  # gone meanwhile
+            if running[1:] == argv[1:] and running and Path(running[0]).name == argv[0]:
+                found.append(int(entry.name))
+    return found
+
+
+def test_stop_ends_the_containers_of_a_job_stopped_half_way(cluster_env, tmp_path):
+    """A job whose client was killed leaves its containers running, and the NodeManager does
+    not always stop them when the cluster JVM exits (a benchmark stopped half-way left six
+    busy tasks behind): ``scripts/minicluster stop`` stops them too (the cluster JVM's
+    descendants, and processes working in its containers' folders), and nothing else.  Last in this file: it stops the
+    cluster the fixture started."""
+    marker = ["sleep", "617"]  # the streaming task's mapper: a container's process to find
+    (tmp_path / "in.txt").write_text("one line\n")
+    hdfs(cluster_env, "-mkdir", "-p", "/stop-check")
+    hdfs(cluster_env, "-put", "-f", str(tmp_path / "in.txt"), "/stop-check/in.txt")
+    bystander = subprocess.Popen([*marker])  # not the cluster's: it must outlive the stop
+    client = subprocess.Popen(
+        [str(HADOOP), "jar", str(REPO / "hadoop" / "hadoop-streaming.jar"),
+         "-D", "mapreduce.job.reduces=0", "-input", "/stop-check/in.txt",
+         "-output", "/stop-check/out", "-mapper", " ".join(marker)],
+        env=cluster_env, stdout=subprocess.DEVNULL, stderr=(tmp_path / "client.log").open("wb"),
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while len(_processes_running(marker)) < 2:  # the bystander and the task's mapper
+            log = (tmp_path / "client.log").read_text(errors="replace")[-2000:]
+            assert client.poll() is None, f"the streaming job ended before its task started:\n{log}"
+            assert time.monotonic() < deadline, f"the task's mapper did not start in 300 s:\n{log}"
+            time.sleep(1)
+        os.killpg(client.pid, signal.SIGKILL)  # the client dies; its job runs on
+        client.wait(timeout=30)
+        assert len(_processes_running(marker)) >= 2  # the bystander, and the job's tasks
+
+        stopped = subprocess.run([str(MINICLUSTER), "stop"], capture_output=True, text=True,
+                                 timeout=120)
+        assert stopped.returncode == 0, stopped.stderr
+        assert _processes_running(marker) == [bystander.pid]
+        assert not (REPO / "hadoop" / "minicluster" / "run").exists()
+    finally:
+        bystander.kill()
+        bystander.wait(timeout=30)
+        if client.poll() is None:
+            os.killpg(client.pid, signal.SIGKILL)
+            client.wait(timeout=30)
