@@ -171,7 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--hot-keys splits the chain's keys: give --graph too")
     if args.spark and importlib.util.find_spec("pyspark") is None:
         parser.error("--spark needs pyspark: pip install -e '.[spark]'")
-    signal.signal(signal.SIGTERM, _terminated)  # a kill or a cron timeout: stop as on ^C
+    # a kill or a cron timeout stops as ^C does: KeyboardInterrupt, and _bench's cluster stop
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         return _bench(args, sizes, containers)
     except BenchError as error:
@@ -250,11 +251,6 @@ def _bench(args: argparse.Namespace, sizes: list[int], containers: list[int]) ->
 
 def _say(message: str) -> None:
     print(f"bench_scale: {message}", file=sys.stderr, flush=True)
-
-
-def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM as ^C: the cluster this run started is stopped on the way out (``_bench``)."""
-    raise KeyboardInterrupt
 
 
 def _ensure_cluster() -> bool:

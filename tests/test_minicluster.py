@@ -123,19 +123,20 @@ def test_stop_ends_the_containers_of_a_job_stopped_half_way(cluster_env, tmp_pat
     """A job whose client was killed leaves its containers running, and the NodeManager does
     not always stop them when the cluster JVM exits (a benchmark stopped half-way left six
     busy tasks behind): ``scripts/minicluster stop`` stops them too (the cluster JVM's
-    descendants, and processes working in its containers' folders), and nothing else.  Last in this file: it stops the
-    cluster the fixture started."""
+    descendants, and processes working in its containers' folders), and nothing else.
+    Last in this file: it stops the cluster the fixture started."""
     marker = ["sleep", "617"]  # the streaming task's mapper: a container's process to find
     (tmp_path / "in.txt").write_text("one line\n")
     hdfs(cluster_env, "-mkdir", "-p", "/stop-check")
     hdfs(cluster_env, "-put", "-f", str(tmp_path / "in.txt"), "/stop-check/in.txt")
     bystander = subprocess.Popen([*marker])  # not the cluster's: it must outlive the stop
-    client = subprocess.Popen(
-        [str(HADOOP), "jar", str(REPO / "hadoop" / "hadoop-streaming.jar"),
-         "-D", "mapreduce.job.reduces=0", "-input", "/stop-check/in.txt",
-         "-output", "/stop-check/out", "-mapper", " ".join(marker)],
-        env=cluster_env, stdout=subprocess.DEVNULL, stderr=(tmp_path / "client.log").open("wb"),
-        start_new_session=True)
+    with (tmp_path / "client.log").open("wb") as client_log:
+        client = subprocess.Popen(
+            [str(HADOOP), "jar", str(REPO / "hadoop" / "hadoop-streaming.jar"),
+             "-D", "mapreduce.job.reduces=0", "-input", "/stop-check/in.txt",
+             "-output", "/stop-check/out", "-mapper", " ".join(marker)],
+            env=cluster_env, stdout=subprocess.DEVNULL, stderr=client_log,
+            start_new_session=True)
     try:
         deadline = time.monotonic() + 300
         while len(_processes_running(marker)) < 2:  # the bystander and the task's mapper
