@@ -14,6 +14,7 @@ Skipped without a JDK 17 or Maven, except in CI (``CI=true``), where that fails.
 """
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import signal
@@ -119,6 +120,105 @@ def _processes_running(argv: list[str]) -> list[int]:
     return found
 
 
+def _start_streaming_job(env: dict[str, str], tmp_path: Path, folder: str,
+                         mapper: list[str]) -> subprocess.Popen[bytes]:
+    """A map-only streaming job of one line whose mapper is ``mapper``, on ``/folder`` in
+    HDFS, its client in a session of its own, logging to ``tmp_path/client.log``."""
+    (tmp_path / "in.txt").write_text("one line\n")
+    hdfs(env, "-mkdir", "-p", f"/{folder}")
+    hdfs(env, "-put", "-f", str(tmp_path / "in.txt"), f"/{folder}/in.txt")
+    with (tmp_path / "client.log").open("wb") as client_log:
+        return subprocess.Popen(
+            [str(HADOOP), "jar", str(REPO / "hadoop" / "hadoop-streaming.jar"),
+             "-D", "mapreduce.job.reduces=0", "-input", f"/{folder}/in.txt",
+             "-output", f"/{folder}/out", "-mapper", " ".join(mapper)],
+            env=env, stdout=subprocess.DEVNULL, stderr=client_log, start_new_session=True)
+
+
+def _wait_for_processes(client: subprocess.Popen[bytes], tmp_path: Path, argv: list[str],
+                        count: int) -> None:
+    """Until ``count`` processes run ``argv`` (the job's task among them), for 300 s at most."""
+    deadline = time.monotonic() + 300
+    while len(_processes_running(argv)) < count:
+        log = (tmp_path / "client.log").read_text(errors="replace")[-2000:]
+        assert client.poll() is None, f"the streaming job ended before its task started:\n{log}"
+        assert time.monotonic() < deadline, f"the task's mapper did not start in 300 s:\n{log}"
+        time.sleep(1)
+
+
+def _descendants(root: int) -> set[int]:
+    """``root`` and every process below it, from /proc's parent links."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # gone meanwhile
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, []))
+    return found
+
+
+def _listening_addresses(pids: set[int]) -> dict[int, list[ipaddress.IPv4Address | ipaddress.IPv6Address]]:
+    """The local address of every listening TCP socket the processes ``pids`` hold, by pid
+    (/proc/net/tcp and tcp6: state 0A; each 32-bit word of an address in host order)."""
+    listening: dict[str, ipaddress.IPv4Address | ipaddress.IPv6Address] = {}
+    for table in ("tcp", "tcp6"):
+        for line in Path("/proc/net", table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] != "0A":
+                continue
+            raw = bytes.fromhex(fields[1].split(":")[0])
+            words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            listening[fields[9]] = ipaddress.ip_address(words)
+    owned: dict[int, list[ipaddress.IPv4Address | ipaddress.IPv6Address]] = {}
+    for pid in pids:
+        try:
+            links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+        except OSError:
+            continue  # gone meanwhile, or a descriptor closed while listed
+        for link in links:
+            inode = link.removeprefix("socket:[").removesuffix("]")
+            if link.startswith("socket:[") and inode in listening:
+                owned.setdefault(pid, []).append(listening[inode])
+    return owned
+
+
+def _is_loopback(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
+
+
+def test_the_cluster_and_its_containers_listen_on_loopback_only(cluster_env, tmp_path):
+    """Every server of the cluster JVM and of a running job's containers listens on
+    127.0.0.1: Hadoop's shuffle service and the application master bind the wildcard
+    address with no setting to change it, and the preloaded bind() moves them
+    (scripts/lib/loopback_bind.c); the JobHistory admin port is set, not Hadoop's 10033."""
+    marker = ["sleep", "29"]  # the streaming task's mapper, found to know the job is running
+    cluster = int((REPO / "hadoop" / "minicluster" / "run" / "pid").read_text())
+    client = _start_streaming_job(cluster_env, tmp_path, "loopback-check", marker)
+    try:
+        _wait_for_processes(client, tmp_path, marker, 1)
+        listening = _listening_addresses(_descendants(cluster))
+        assert cluster in listening and len(listening[cluster]) >= 10  # HDFS, YARN, history, shuffle
+        assert set(listening) - {cluster}, "no container's server found: the check saw only the JVM"
+        wide = {pid: [str(a) for a in addresses if not _is_loopback(a)]
+                for pid, addresses in listening.items()}
+        assert not any(wide.values()), f"listening beyond loopback: {wide}"
+        assert client.wait(timeout=300) == 0, (tmp_path / "client.log").read_text()[-2000:]
+    finally:
+        if client.poll() is None:
+            os.killpg(client.pid, signal.SIGKILL)
+            client.wait(timeout=30)
+
+
 def test_stop_ends_the_containers_of_a_job_stopped_half_way(cluster_env, tmp_path):
     """A job whose client was killed leaves its containers running, and the NodeManager does
     not always stop them when the cluster JVM exits (a benchmark stopped half-way left six
@@ -126,24 +226,10 @@ def test_stop_ends_the_containers_of_a_job_stopped_half_way(cluster_env, tmp_pat
     descendants, and processes working in its containers' folders), and nothing else.
     Last in this file: it stops the cluster the fixture started."""
     marker = ["sleep", "617"]  # the streaming task's mapper: a container's process to find
-    (tmp_path / "in.txt").write_text("one line\n")
-    hdfs(cluster_env, "-mkdir", "-p", "/stop-check")
-    hdfs(cluster_env, "-put", "-f", str(tmp_path / "in.txt"), "/stop-check/in.txt")
+    client = _start_streaming_job(cluster_env, tmp_path, "stop-check", marker)
     bystander = subprocess.Popen([*marker])  # not the cluster's: it must outlive the stop
-    with (tmp_path / "client.log").open("wb") as client_log:
-        client = subprocess.Popen(
-            [str(HADOOP), "jar", str(REPO / "hadoop" / "hadoop-streaming.jar"),
-             "-D", "mapreduce.job.reduces=0", "-input", "/stop-check/in.txt",
-             "-output", "/stop-check/out", "-mapper", " ".join(marker)],
-            env=cluster_env, stdout=subprocess.DEVNULL, stderr=client_log,
-            start_new_session=True)
     try:
-        deadline = time.monotonic() + 300
-        while len(_processes_running(marker)) < 2:  # the bystander and the task's mapper
-            log = (tmp_path / "client.log").read_text(errors="replace")[-2000:]
-            assert client.poll() is None, f"the streaming job ended before its task started:\n{log}"
-            assert time.monotonic() < deadline, f"the task's mapper did not start in 300 s:\n{log}"
-            time.sleep(1)
+        _wait_for_processes(client, tmp_path, marker, 2)  # the bystander and the task's mapper
         os.killpg(client.pid, signal.SIGKILL)  # the client dies; its job runs on
         client.wait(timeout=30)
         assert len(_processes_running(marker)) >= 2  # the bystander, and the job's tasks

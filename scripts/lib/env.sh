@@ -33,7 +33,8 @@ fi
 export PATH="$VENV/bin:$PATH"
 
 # System tools from Debian's packages that some commands and tests need (the load benchmark's
-# wrk, the explorer tests' chromium and a font with Chinese glyphs); installed when missing and this shell may (root, apt-get present), else a note.
+# wrk, the explorer tests' chromium and a font with Chinese glyphs, a C compiler for the
+# MiniCluster's loopback bind()); installed when missing and this shell may (root, apt-get present), else a note.
 ensure_debian_packages() {
   local missing=()
   for pair in "$@"; do
@@ -51,4 +52,5 @@ ensure_debian_packages() {
     echo "==> missing ${missing[*]}: install them (Debian: apt-get install ${missing[*]})" >&2
   fi
 }
-ensure_debian_packages wrk:wrk chromium:chromium chromedriver:chromium-driver /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc:fonts-wqy-zenhei
+ensure_debian_packages wrk:wrk chromium:chromium chromedriver:chromium-driver /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc:fonts-wqy-zenhei \
+  cc:gcc /usr/include/dlfcn.h:libc6-dev
