@@ -66,6 +66,20 @@ def test_a_real_job_history_reads_into_figures():
     assert job.reduce_skew() == pytest.approx(max(records) / (sum(records) / 2))
 
 
+def test_a_tasks_peak_memory_is_hadoops_peak_not_its_last_sample():
+    """PHYSICAL_MEMORY_BYTES is the task's last memory sample ("snapshot"); the peak is
+    MAP_/REDUCE_PHYSICAL_MEMORY_BYTES_MAX, read when the history has it."""
+    mb = 2**20
+    tasks = (TaskFigures("MAP", 0, 1, {"PHYSICAL_MEMORY_BYTES": 352 * mb,
+                                       "MAP_PHYSICAL_MEMORY_BYTES_MAX": 677 * mb}),
+             TaskFigures("MAP", 0, 1, {"PHYSICAL_MEMORY_BYTES": 340 * mb,
+                                       "MAP_PHYSICAL_MEMORY_BYTES_MAX": 580 * mb}),
+             TaskFigures("REDUCE", 1, 2, {"PHYSICAL_MEMORY_BYTES": 203 * mb}))  # an older history
+    figures = JobFigures("job_1_0001", "related 1", 0, 2, {}, tasks)
+    assert figures.peak_mb("MAP") == 677
+    assert figures.peak_mb("REDUCE") == 203
+
+
 def test_a_binary_history_is_refused_with_the_setting_to_use():
     with pytest.raises(HistoryError, match="jhist.format=json"):
         read_job_history("Avro-Binary\n{}\n")
