@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from relatedpages.evaluation.proctree import descendants
 from relatedpages.store.db import RelatedPagesDB
 from tests.prerequisites import run_hadoop_script
 from tests.test_hadoop import HADOOP_FRAMEWORK_GROUP, REPO, job_env
@@ -146,25 +147,6 @@ def _wait_for_processes(client: subprocess.Popen[bytes], tmp_path: Path, argv: l
         time.sleep(1)
 
 
-def _descendants(root: int) -> set[int]:
-    """``root`` and every process below it, from /proc's parent links."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue  # gone meanwhile
-            children.setdefault(parent, []).append(int(entry.name))
-    found, todo = set(), [root]
-    while todo:
-        pid = todo.pop()
-        if pid not in found:
-            found.add(pid)
-            todo.extend(children.get(pid, []))
-    return found
-
-
 def _listening_addresses(pids: set[int]) -> dict[int, list[ipaddress.IPv4Address | ipaddress.IPv6Address]]:
     """The local address of every listening TCP socket the processes ``pids`` hold, by pid
     (/proc/net/tcp and tcp6: state 0A; each 32-bit word of an address in host order)."""
@@ -206,7 +188,7 @@ def test_the_cluster_and_its_containers_listen_on_loopback_only(cluster_env, tmp
     client = _start_streaming_job(cluster_env, tmp_path, "loopback-check", marker)
     try:
         _wait_for_processes(client, tmp_path, marker, 1)
-        listening = _listening_addresses(_descendants(cluster))
+        listening = _listening_addresses(descendants(cluster))
         assert cluster in listening and len(listening[cluster]) >= 10  # HDFS, YARN, history, shuffle
         assert set(listening) - {cluster}, "no container's server found: the check saw only the JVM"
         wide = {pid: [str(a) for a in addresses if not _is_loopback(a)]

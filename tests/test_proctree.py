@@ -3,9 +3,13 @@ children whose usage the kernel discards (a parent ignoring SIGCHLD, as Spark's 
 worker daemon does) and orphans that outlive their parent."""
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
+import time
 
-from relatedpages.evaluation.proctree import run_measured
+from relatedpages.evaluation.proctree import descendants, run_measured
 
 BUSY = "while time.process_time() < 0.6: pass"
 
@@ -43,3 +47,18 @@ sys.exit(3)
     assert usage.returncode == 3 and usage.stderr == "parent done"
     assert usage.seconds < 0.6  # the command's own wall time, not the orphan's
     assert usage.cpu_seconds >= 0.5
+
+
+def test_descendants_are_a_process_its_children_and_theirs_not_its_parent():
+    # a shell, its subshell, and the subshell's sleep (``; true`` keeps it from exec'ing)
+    shell = subprocess.Popen(["bash", "-c", "(sleep 30; true) & wait"])
+    try:
+        deadline = time.monotonic() + 20
+        while len(found := descendants(shell.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert shell.pid in found and len(found) == 3
+        assert os.getpid() not in found
+    finally:
+        for pid in descendants(shell.pid):
+            os.kill(pid, signal.SIGKILL)
+        shell.wait(timeout=10)

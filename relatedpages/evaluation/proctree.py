@@ -53,6 +53,24 @@ def _stat(pid: int) -> tuple[int, int, float] | None:
     return int(fields[1]), int(fields[19]), (int(fields[11]) + int(fields[12])) / _TICK
 
 
+def _live_stats() -> dict[int, tuple[int, int, float]]:
+    """:func:`_stat` of every live process, by pid (one pass over ``/proc``)."""
+    stats = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (stat := _stat(int(entry))) is not None:
+            stats[int(entry)] = stat
+    return stats
+
+
+def descendants(root: int) -> set[int]:
+    """``root`` and every live process below it (children, theirs, …), now."""
+    stats = _live_stats()
+    found = {root}
+    while new := {pid for pid, (parent, _, _) in stats.items() if parent in found} - found:
+        found |= new
+    return found
+
+
 def _peak_kb(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -98,10 +116,7 @@ def _sample(tracked: dict[int, int], cpu: dict[tuple[int, int], float],
     """One pass over /proc: the tree's members (the tracked processes still alive, and every
     process whose parent is a member) get their CPU time and peak updated and are tracked.
     True while any member lives (the command, or a process of its tree)."""
-    stats = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (stat := _stat(int(entry))) is not None:
-            stats[int(entry)] = stat
+    stats = _live_stats()
     members = {pid for pid, start in tracked.items()
                if pid in stats and start in (-1, stats[pid][1])}
     while new := {pid for pid, (parent, _, _) in stats.items() if parent in members} - members:
