@@ -12,7 +12,7 @@ pairs), in one process, with the chain's default parameters unless given others.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,15 +66,17 @@ def kind_of(url: str, topics: Mapping[str, str]) -> str:
     return CONTENT
 
 
-def page_records(crawl: Path) -> Iterator[dict[str, Any]]:
-    """The segment record of every page of a crawl file, in its order, with its normalised
-    URL and site, as ``jobs.segment``'s mapper makes them (pages whose URL does not
-    normalise are skipped, as there)."""
+def page_records(crawl: Path, keep: Callable[[str], bool] | None = None
+                 ) -> Iterator[dict[str, Any]]:
+    """The segment record of every page of a crawl file (or of those whose normalised URL
+    ``keep`` accepts: the others are not segmented), in its order, with its normalised URL
+    and site, as ``jobs.segment``'s mapper makes them (pages whose URL does not normalise
+    are skipped, as there)."""
     for item in read_pages(str(crawl)):
         if not isinstance(item, Page):
             continue
         url = normalise_url(item.url)
-        if url is None:
+        if url is None or (keep is not None and not keep(url)):
             continue
         record = segment_record(segment_bytes(item.body, url, item.http_charset))
         yield {**record, "url": url, "site": site_of(url)}

@@ -1,0 +1,191 @@
+"""What related 1 costs a related pair in Python, on one machine, at several crawl sizes.
+
+Hadoop's task CPU (``CPU_MILLISECONDS``) counts the task JVM too, grows with its merge
+passes when a fixed number of tasks shares a bigger input, and differs between machines:
+the same 31,250-page run on the MiniCluster took 44 µs of task CPU per related pair in one
+session and 98 µs in another (README, "Scale").  Figures from different sessions can only
+be compared as ratios to a baseline measured in the same run.  This is that baseline, and a
+size test of its own: it runs the chain's first step the way Hadoop Streaming runs it
+(``python jobs/related.py --step-num=0 --mapper``, sort, ``… --reducer``), as plain
+processes on a sample of each crawl's pages, and reads each process's CPU time when it is
+reaped (``wait4``), less what the same process costs on no input (its imports: about a
+second, which would dominate a small sample).  If the Python work per pair does not grow with the crawl, what grows in
+a cluster run is Hadoop's, and the machine's.
+
+The sample: the pages whose normalised URL hashes (CRC-32) to 0 modulo ``pages // sample``,
+segmented as ``jobs.segment`` does (:func:`relatedpages.evaluation.pair_census.page_records`)
+and sorted by URL, as the segment job's output reaches Mapper1.  Mapper1's records are
+sorted bytewise (``LC_ALL=C sort``: the key, then the value, as Hadoop orders
+``SORT_VALUES`` jobs' lines) before Reducer1 reads them.  Reducer1 sees only the sample's
+pairs, so its keys hold fewer values than in the whole crawl; its work is per record.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from relatedpages.evaluation.pair_census import page_records
+
+#: Mapper1's counter of related pairs (jobs.related: CHAIN_GROUP, "related_pairs").
+PAIRS_COUNTER = "related_pairs"
+
+
+class ChainCpuError(RuntimeError):
+    """A task process failed: its command and the end of its stderr."""
+
+
+@dataclass(frozen=True)
+class TaskCost:
+    """One task process: its CPU time (user + system), its output lines and counters."""
+
+    cpu_seconds: float
+    records_out: int
+    counters: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ChainCost:
+    """Related 1's Python work on the sample of one crawl."""
+
+    pages: int  # the crawl's pages
+    sampled: int  # its pages in the sample
+    pairs: int  # Mapper1's related pairs
+    mapper: TaskCost
+    reducer: TaskCost
+    mapper_idle: float = 0.0  # CPU seconds of the mapper's process on no input
+    reducer_idle: float = 0.0  # … and of the reducer's
+
+    @property
+    def pairs_per_page(self) -> float:
+        return self.pairs / self.sampled if self.sampled else 0.0
+
+    def _per_pair(self, seconds: float) -> float:
+        return max(0.0, seconds) / self.pairs * 1e6 if self.pairs else 0.0
+
+    @property
+    def mapper_us_per_pair(self) -> float:
+        """Mapper1's CPU per related pair, its start-up left out."""
+        return self._per_pair(self.mapper.cpu_seconds - self.mapper_idle)
+
+    @property
+    def reducer_us_per_pair(self) -> float:
+        """Reducer1's CPU per related pair, its start-up left out."""
+        return self._per_pair(self.reducer.cpu_seconds - self.reducer_idle)
+
+    @property
+    def total_us_per_pair(self) -> float:
+        return self.mapper_us_per_pair + self.reducer_us_per_pair
+
+
+def in_sample(url: str, every: int) -> bool:
+    """Whether ``url`` is one of the sampled pages: its CRC-32 is 0 modulo ``every``
+    (deterministic, and the same page is in every size's sample that uses the same ``every``).
+
+    >>> in_sample("http://a.example/", 1)
+    True
+    >>> sum(in_sample(f"http://s{n}.example/", 10) for n in range(10_000))
+    985
+    """
+    return zlib.crc32(url.encode("utf-8")) % every == 0
+
+
+def write_sample(crawl: Path, every: int, out: Path) -> int:
+    """Write the segment records of the sampled pages of ``crawl`` to ``out`` as the segment
+    job's output lines (``"url"<TAB>record``), sorted by URL; the number written."""
+    lines = sorted(json.dumps(record["url"]) + "\t" + json.dumps(record) + "\n"
+                   for record in page_records(crawl, keep=lambda url: in_sample(url, every)))
+    tmp = out.with_name(out.name + ".partial")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.writelines(lines)
+    tmp.replace(out)
+    return len(lines)
+
+
+def run_task(command: list[str], stdin: Path, stdout: Path, *, cwd: Path) -> TaskCost:
+    """Run one streaming task process, ``stdin`` to ``stdout``: its CPU time as the kernel
+    reports it when the process is reaped, its output lines, its ``reporter:counter`` lines
+    summed by name (mrjob's parser)."""
+    from mrjob.parse import parse_mr_job_stderr
+
+    err = stdout.with_name(stdout.name + ".stderr")
+    with open(stdin, "rb") as source, open(stdout, "wb") as sink, open(err, "wb") as log:
+        process = subprocess.Popen(command, stdin=source, stdout=sink, stderr=log, cwd=cwd)
+        _, status, usage = os.wait4(process.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    with open(err, "rb") as log:
+        parsed = parse_mr_job_stderr(log)
+    if code != 0:
+        tail = "\n".join(line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+                         for line in parsed["other"][-20:])
+        raise ChainCpuError(f"{' '.join(command)} exited with {code}:\n{tail}")
+    err.unlink()
+    counters = {name: value for group in parsed["counters"].values()
+                for name, value in group.items()}
+    with open(stdout, "rb") as handle:
+        lines = sum(1 for _ in handle)
+    return TaskCost(usage.ru_utime + usage.ru_stime, lines, counters)
+
+
+def chain_costs(crawl: Path, pages: int, sample: int, work: Path, *, repo: Path,
+                runs: int = 1) -> list[ChainCost]:
+    """Related 1's Python CPU on about ``sample`` pages of ``crawl`` (a crawl of ``pages``
+    pages), ``runs`` times on the same sample; ``work`` holds the sample and the tasks'
+    output, removed when done."""
+    every = max(1, pages // max(1, sample))
+    work.mkdir(parents=True, exist_ok=True)
+    records, mapped, ordered, reduced, empty = (
+        work / name for name in ("records.jsonl", "map.out", "map.sorted", "reduce.out", "empty"))
+    task = [sys.executable, "jobs/related.py", "--step-num=0"]
+    costs = []
+    try:
+        sampled = write_sample(crawl, every, records)
+        empty.write_bytes(b"")
+        for _ in range(runs):
+            mapper = run_task([*task, "--mapper"], records, mapped, cwd=repo)
+            sort = subprocess.run(["sort", "-S", "25%", "-T", str(work), "-o", str(ordered),
+                                   str(mapped)], env={**os.environ, "LC_ALL": "C"},
+                                  capture_output=True, text=True)
+            if sort.returncode != 0:
+                raise ChainCpuError(f"sort failed: {sort.stderr.strip()}")
+            mapped.unlink()
+            reducer = run_task([*task, "--reducer"], ordered, reduced, cwd=repo)
+            idle = [run_task([*task, role], empty, reduced, cwd=repo).cpu_seconds
+                    for role in ("--mapper", "--reducer")]
+            costs.append(ChainCost(pages, sampled, mapper.counters.get(PAIRS_COUNTER, 0),
+                                   mapper, reducer, *idle))
+    finally:
+        for path in (records, mapped, ordered, reduced, empty):
+            path.unlink(missing_ok=True)
+    return costs
+
+
+def machine() -> str:
+    """The CPU model and the cores this process may use (``/proc/cpuinfo``)."""
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {len(os.sched_getaffinity(0))} cores"
+
+
+def format_costs(costs: list[ChainCost]) -> Iterator[str]:
+    """A Markdown table: a row per crawl size, the last column relative to the first row."""
+    yield ("| pages | sampled | related pairs | a page | Mapper1 µs/pair | Reducer1 µs/pair "
+           "| together | vs first |")
+    yield "|---:|---:|---:|---:|---:|---:|---:|---:|"
+    first = costs[0].total_us_per_pair if costs else 0.0
+    for cost in costs:
+        ratio = cost.total_us_per_pair / first if first else 0.0
+        yield (f"| {cost.pages:,} | {cost.sampled:,} | {cost.pairs:,} | {cost.pairs_per_page:.1f} "
+               f"| {cost.mapper_us_per_pair:.1f} | {cost.reducer_us_per_pair:.1f} "
+               f"| {cost.total_us_per_pair:.1f} | {ratio:.2f} |")

@@ -1,0 +1,88 @@
+#!/usr/bin/env python
+"""Related 1's Python CPU per related pair at several crawl sizes, on this machine, in one run.
+
+    python scripts/chain_cpu.py --pages 31250,125000,500000 [--sample 5000] [--runs 3] [--seed 1]
+
+Per size, generates a web (``relatedpages.corpus.generate``, in a scratch folder removed
+afterwards), takes about ``--sample`` of its pages (by URL hash), and runs the chain's first
+step on them as Hadoop Streaming runs it, Mapper1, sort, Reducer1, as plain processes at the
+chain's defaults (``relatedpages.evaluation.chain_cpu``).  Prints the machine, a row per size
+(medians of ``--runs``), and how the CPU per pair grows with the pages: the baseline that
+cluster timings from different machines are read against.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
+from relatedpages.evaluation.chain_cpu import (  # noqa: E402
+    ChainCost, ChainCpuError, chain_costs, format_costs, machine)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", default="31250,125000,500000",
+                        help="generated web sizes, comma-separated. Default: %(default)s")
+    parser.add_argument("--sample", type=int, default=5000,
+                        help="pages of each web run through the step. Default: %(default)s")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="runs per size (medians). Default: %(default)s")
+    parser.add_argument("--seed", type=int, default=SEED_DEFAULT, help="Default: %(default)s")
+    args = parser.parse_args(argv)
+    try:
+        sizes = [int(value) for value in args.pages.split(",")]
+    except ValueError:
+        parser.error(f"--pages: whole numbers separated by commas, got {args.pages!r}")
+    if any(size < 10 for size in sizes):
+        parser.error("--pages: at least 10 pages a web")
+    if args.sample < 1 or args.runs < 1:
+        parser.error("--sample and --runs: at least 1")
+    print(f"machine: {machine()}", flush=True)
+    costs: list[ChainCost] = []
+    scratch = Path(tempfile.mkdtemp(prefix="relatedpages-chain-cpu-"))
+    try:
+        for pages in sizes:
+            crawl = generate_crawl(scratch / f"web-{pages}.warc.gz", pages=pages, seed=args.seed)
+            runs = chain_costs(crawl.path, pages, args.sample, scratch / "work", repo=REPO,
+                               runs=args.runs)
+            costs.append(_median(runs))
+            crawl.path.unlink()
+            crawl.topics_path.unlink()
+            print(f"{pages:,} pages: {costs[-1].total_us_per_pair:.1f} µs a pair "
+                  f"(runs: {', '.join(f'{run.total_us_per_pair:.1f}' for run in runs)})",
+                  flush=True)
+    except ChainCpuError as error:
+        print(f"chain_cpu: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("chain_cpu: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print()
+    print("\n".join(format_costs(costs)))
+    if len(costs) > 1 and costs[0].total_us_per_pair > 0 and sizes[-1] != sizes[0]:
+        slope = (math.log(costs[-1].total_us_per_pair / costs[0].total_us_per_pair)
+                 / math.log(sizes[-1] / sizes[0]))
+        print(f"\nslope of CPU per pair against pages (log-log), {sizes[0]:,} → {sizes[-1]:,}: "
+              f"{slope:.2f}  (0: the Python work per pair does not grow with the crawl)")
+    return 0
+
+
+def _median(runs: list[ChainCost]) -> ChainCost:
+    """The run whose CPU per pair is the median (the lower one of an even count)."""
+    ordered = sorted(runs, key=lambda cost: cost.total_us_per_pair)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

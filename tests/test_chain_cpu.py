@@ -1,0 +1,78 @@
+"""Related 1's Python CPU per pair (relatedpages/evaluation/chain_cpu.py, scripts/chain_cpu.py):
+the step it times is the chain's own (its pair count is the chain's), a failing task says so,
+and the command prints its table."""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from relatedpages.corpus.generate import generate_crawl, read_topics
+from relatedpages.evaluation.chain_cpu import ChainCpuError, chain_costs, in_sample, run_task, write_sample
+from relatedpages.evaluation.pair_census import page_records, pair_census
+from relatedpages.scoring.options import add_chain_options, chain_params_from
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_the_step_timed_emits_the_pairs_the_chain_counts(tmp_path: Path) -> None:
+    crawl = generate_crawl(tmp_path / "web.warc.gz", pages=400, seed=3)
+    parser = argparse.ArgumentParser()
+    add_chain_options(parser.add_argument)
+    census = pair_census(crawl.path, read_topics(crawl.topics_path),
+                         *chain_params_from(parser.parse_args([])))
+    costs = chain_costs(crawl.path, 400, 400, tmp_path / "work", repo=REPO, runs=2)  # every page
+    assert len(costs) == 2 and costs[0].pairs == costs[1].pairs
+    cost = costs[0]
+    assert cost.sampled == census.pages == 400
+    assert cost.pairs == census.pairs > 0
+    # Mapper1 writes each pair both ways, and more: one value per block citing a page
+    assert cost.mapper.records_out > 2 * cost.pairs
+    assert cost.reducer.records_out > 0 and cost.reducer.cpu_seconds > 0
+    assert cost.mapper_us_per_pair > 0 and cost.reducer_us_per_pair > 0
+    assert not any((tmp_path / "work").iterdir())  # the sample and the outputs are gone
+
+
+def test_the_sample_is_the_pages_whose_url_hash_is_kept(tmp_path: Path) -> None:
+    crawl = generate_crawl(tmp_path / "web.warc.gz", pages=300, seed=5)
+    urls = [record["url"] for record in page_records(crawl.path)]
+    kept = sorted(url for url in urls if in_sample(url, 4))
+    assert 0 < len(kept) < len(urls)
+    out = tmp_path / "records.jsonl"
+    assert write_sample(crawl.path, 4, out) == len(kept)
+    lines = out.read_text().splitlines()
+    assert [json.loads(line.split("\t", 1)[0]) for line in lines] == kept  # sorted by URL
+    record = json.loads(lines[0].split("\t", 1)[1])
+    assert record["url"] == kept[0] and record["site"] and "blocks" in record
+
+
+def test_a_failing_task_is_an_error_with_its_stderr(tmp_path: Path) -> None:
+    empty = tmp_path / "in"
+    empty.write_bytes(b"")
+    with pytest.raises(ChainCpuError, match="exited with 3:\nboom"):
+        run_task([sys.executable, "-c", "import sys; print('boom', file=sys.stderr); sys.exit(3)"],
+                 empty, tmp_path / "out", cwd=tmp_path)
+
+
+def test_the_command_prints_the_machine_a_row_per_size_and_the_slope() -> None:
+    done = subprocess.run([sys.executable, "scripts/chain_cpu.py", "--pages", "300,600",
+                           "--sample", "150", "--runs", "1"],
+                          cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("machine: ") and "cores" in lines[0]
+    rows = [line for line in lines if line.startswith("| 300 |") or line.startswith("| 600 |")]
+    assert len(rows) == 2 and rows[0].endswith("| 1.00 |")
+    assert any(line.startswith("slope of CPU per pair against pages (log-log), 300 → 600: ")
+               for line in lines)
+
+
+def test_the_command_refuses_bad_sizes() -> None:
+    done = subprocess.run([sys.executable, "scripts/chain_cpu.py", "--pages", "300,many"],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--pages: whole numbers" in done.stderr
+    assert "Traceback" not in done.stderr
