@@ -82,7 +82,8 @@ from relatedpages.evaluation.job_history import (  # noqa: E402
     JobFigures,
     read_job_history,
 )
-from relatedpages.evaluation.launcher import read_python_peaks, write_python_launcher  # noqa: E402
+from relatedpages.evaluation.launcher import (  # noqa: E402
+    PythonUsage, read_python_reports, write_python_launcher)
 from relatedpages.evaluation.proctree import run_measured  # noqa: E402
 from relatedpages.evaluation.scale import (  # noqa: E402
     BenchShape,
@@ -507,9 +508,12 @@ class _Bench:
         wall = time.perf_counter() - started
         if done.returncode != 0:
             raise BenchError(f"{what} failed:\n{done.stderr[-3000:]}")
-        peaks = read_python_peaks(self.reports)
-        jobs = [replace(job, tasks=tuple(replace(task, python_peak_kb=peaks.get(task.task_id, 0))
-                                         for task in job.tasks))
+        python = read_python_reports(self.reports)
+        none = PythonUsage(0, 0.0)
+        jobs = [replace(job, tasks=tuple(
+                    replace(task, python_peak_kb=python.get(task.task_id, none).peak_kb,
+                            python_cpu_ms=round(python.get(task.task_id, none).cpu_seconds * 1000))
+                    for task in job.tasks))
                 for job in self._read_jobs(sorted(set(self._histories()) - before))]
         return done, wall, jobs
 

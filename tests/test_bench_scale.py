@@ -105,11 +105,12 @@ def test_the_stage_is_the_job_script_and_its_step():
 
 
 def job(stage: str, seconds: float, *, cpu_ms: int = 1000, reduce_records=(10, 10),
-        peak_mb: int = 200) -> JobFigures:
-    tasks = [TaskFigures("MAP", 0, 1000, {"PHYSICAL_MEMORY_BYTES": peak_mb * 2**20})]
+        peak_mb: int = 200, python_cpu_ms: int = 0) -> JobFigures:
+    tasks = [TaskFigures("MAP", 0, 1000, {"PHYSICAL_MEMORY_BYTES": peak_mb * 2**20},
+                         python_cpu_ms=python_cpu_ms)]
     tasks += [TaskFigures("REDUCE", 1000, 2000, {"REDUCE_INPUT_RECORDS": r,
                                                   "PHYSICAL_MEMORY_BYTES": peak_mb * 2**20},
-                          python_peak_kb=50 * 1024)
+                          python_peak_kb=50 * 1024, python_cpu_ms=python_cpu_ms)
               for r in reduce_records]
     return JobFigures("job_1_0001", stage, 0, int(seconds * 1000),
                       {"CPU_MILLISECONDS": cpu_ms, "REDUCE_SHUFFLE_BYTES": 2048,
@@ -175,6 +176,21 @@ def test_verdicts_and_table_against_the_goals(tmp_path):
     assert format_fig8_table(sizes[:1]).splitlines()[0] == "| | 1,000 pages |"
     plot_fig8(sizes[:1], tmp_path / "fig8-one.png")
     assert (tmp_path / "fig8-one.png").stat().st_size > 10_000
+
+
+def test_related_1_s_cpu_per_pair_is_split_into_python_and_the_rest_when_measured():
+    def sized(pages: int, python_cpu_ms: int) -> PipelineRun:
+        jobs = (job("related 1", pages / 100, cpu_ms=pages * 10, python_cpu_ms=python_cpu_ms),)
+        return PipelineRun(pages, pages / 50, 0.0, jobs, pairs=pages * 100)
+
+    measured = [summarise([sized(p, p * 2)]) for p in (1000, 2000)]  # 3 tasks: 6 ms a page
+    line = next(v for v in verdicts(measured) if v.startswith("slope of related pairs"))
+    assert line.endswith("related 1's CPU per pair: 100 / 100 µs, of it in Python: 60 / 60 µs")
+    assert "| … of it in their Python processes | 6 s | 12 s |" in format_fig8_table(measured)
+    unmeasured = [summarise([sized(p, 0)]) for p in (1000, 2000)]
+    line = next(v for v in verdicts(unmeasured) if v.startswith("slope of related pairs"))
+    assert line.endswith("related 1's CPU per pair: 100 / 100 µs")
+    assert "| … of it in their Python processes | not measured |" in format_fig8_table(unmeasured)
 
 
 def test_the_hot_keys_table_sets_related_1_without_and_with_a_plan_side_by_side():
@@ -438,10 +454,10 @@ def test_bad_sizes_are_a_usage_error():
     assert done.returncode == 2 and "comma-separated whole numbers" in done.stderr
 
 
-def test_the_python_launcher_reports_the_task_s_own_peak_memory(tmp_path):
-    """What bench_scale measures of a task's Python process: its peak RSS under the attempt's
-    id, with the task's stdin, stdout and exit status passed through."""
-    from relatedpages.evaluation.launcher import read_python_peaks, write_python_launcher
+def test_the_python_launcher_reports_the_task_s_own_peak_memory_and_cpu(tmp_path):
+    """What bench_scale measures of a task's Python processes: their peak RSS and CPU time
+    under the attempt's id, with the task's stdin, stdout and exit status passed through."""
+    from relatedpages.evaluation.launcher import read_python_reports, write_python_launcher
 
     reports = tmp_path / "reports"
     launcher = write_python_launcher(tmp_path, reports)
@@ -450,9 +466,13 @@ def test_the_python_launcher_reports_the_task_s_own_peak_memory(tmp_path):
     done = subprocess.run([str(launcher), "-c", grow], input="abc", env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == "ABC"
-    peaks = read_python_peaks(reports)
-    assert list(peaks) == ["task_1795_0003_r_000001"]
-    assert 60 * 1024 < peaks["task_1795_0003_r_000001"] < 200 * 1024  # KB: the 60 MB, not more
-    assert read_python_peaks(reports) == {}  # read once
+    spin = "import time; end = time.process_time() + 0.5\nwhile time.process_time() < end: pass"
+    assert subprocess.run([str(launcher), "-c", spin], env=env, timeout=60).returncode == 0
+    usage = read_python_reports(reports)
+    assert list(usage) == ["task_1795_0003_r_000001"]
+    task = usage["task_1795_0003_r_000001"]
+    assert 60 * 1024 < task.peak_kb < 200 * 1024  # KB: the 60 MB, not more
+    assert 0.5 <= task.cpu_seconds < 5  # both processes' CPU: the spin's half second and more
+    assert read_python_reports(reports) == {}  # read once
     failed = subprocess.run([str(launcher), "-c", "raise SystemExit(3)"], env=env, timeout=60)
     assert failed.returncode == 3

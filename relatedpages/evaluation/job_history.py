@@ -52,6 +52,7 @@ class TaskFigures:
     counters: Mapping[str, int]
     task_id: str = ""
     python_peak_kb: int = 0  # the task's Python process alone, when measured (bench_scale)
+    python_cpu_ms: int = 0  # … and its Python processes' CPU time
 
     @property
     def seconds(self) -> float:
@@ -83,6 +84,12 @@ class JobFigures:
     def cpu_seconds(self) -> float:
         """CPU time of every task (JVM and Python), as Hadoop measured it."""
         return self.counters.get("CPU_MILLISECONDS", 0) / 1000
+
+    @property
+    def python_cpu_seconds(self) -> float:
+        """The part of :attr:`cpu_seconds` spent in the tasks' Python processes, when
+        measured (bench_scale's launcher); the rest is the task JVMs'."""
+        return sum(task.python_cpu_ms for task in self.tasks) / 1000
 
     @property
     def shuffle_bytes(self) -> int:

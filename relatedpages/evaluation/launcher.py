@@ -15,6 +15,7 @@ gives it to Hadoop's tasks as their ``python_bin``, one report per task attempt.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 LAUNCHER = """\
@@ -56,15 +57,35 @@ def write_python_launcher(work: Path, reports: Path) -> Path:
     return launcher
 
 
-def read_python_peaks(reports: Path) -> dict[str, int]:
-    """Peak KB of the Python process per task id (the largest of its attempts); the reports
-    read are removed, so each run reads only its own."""
-    peaks: dict[str, int] = {}
+@dataclass(frozen=True)
+class PythonUsage:
+    """A task's Python processes: the largest peak RSS (KB) and their CPU time (seconds)."""
+
+    peak_kb: int
+    cpu_seconds: float
+
+
+def read_python_reports(reports: Path) -> dict[str, PythonUsage]:
+    """Per task id, its Python processes' usage (a streaming task starts two: mrjob's
+    short check, then the mapper or reducer): the peak of the largest and, of the attempt
+    that used the most, the CPU summed (Hadoop's counters are its successful attempt's).
+    The reports read are removed, so each run reads only its own."""
+    attempts: dict[str, tuple[int, float]] = {}
     for report in reports.glob("attempt_*"):
         attempt = report.name.split(".", 1)[0]  # attempt_<cluster>_<job>_<m|r>_<n>_<try>
-        task = "task_" + attempt.removeprefix("attempt_").rsplit("_", 1)[0]
         fields = report.read_text().split()  # seconds cpu_seconds maxrss_kb exit_code
-        peak = int(fields[2]) if len(fields) == 4 and fields[2].isdigit() else 0
-        peaks[task] = max(peaks.get(task, 0), peak)
         report.unlink()
-    return peaks
+        if len(fields) != 4 or not fields[2].isdigit():
+            continue
+        try:
+            cpu = float(fields[1])
+        except ValueError:
+            continue
+        peak, total = attempts.get(attempt, (0, 0.0))
+        attempts[attempt] = (max(peak, int(fields[2])), total + cpu)
+    usage: dict[str, PythonUsage] = {}
+    for attempt, (peak, cpu) in attempts.items():
+        task = "task_" + attempt.removeprefix("attempt_").rsplit("_", 1)[0]
+        known = usage.get(task, PythonUsage(0, 0.0))
+        usage[task] = PythonUsage(max(known.peak_kb, peak), max(known.cpu_seconds, cpu))
+    return usage

@@ -132,6 +132,7 @@ class SizeSummary:
     pairs_per_page: float = 0.0
     # per Hadoop job (stage): CPU seconds of its tasks, shuffle bytes, bytes written to HDFS
     stage_cpu: dict[str, float] = field(default_factory=dict)
+    stage_python_cpu: dict[str, float] = field(default_factory=dict)  # of it, Python's
     stage_shuffle: dict[str, float] = field(default_factory=dict)
     stage_written: dict[str, float] = field(default_factory=dict)
 
@@ -165,6 +166,7 @@ def summarise(runs: Sequence[PipelineRun]) -> SizeSummary:
         db_bytes=runs[0].db_bytes,
         pairs_per_page=runs[0].pairs / max(pages, 1),
         stage_cpu=per_stage("cpu_seconds"),
+        stage_python_cpu=per_stage("python_cpu_seconds"),
         stage_shuffle=per_stage("shuffle_bytes"),
         stage_written=per_stage("written_bytes"),
     )
@@ -180,6 +182,8 @@ def format_fig8_table(sizes: Sequence[SizeSummary]) -> str:
         lines.append(f"| {label(stage)} | {cells} |")
     rows: list[tuple[str, Iterable[str]]] = [
         ("CPU time of all tasks", (f"{s.cpu_seconds:.0f} s" for s in sizes)),
+        ("… of it in their Python processes",
+         (_seconds(sum(s.stage_python_cpu.values())) for s in sizes)),
         ("map output bytes per page", (f"{s.map_output_bytes_per_page / 1024:.1f} KB" for s in sizes)),
         ("shuffle bytes per page", (f"{s.shuffle_bytes_per_page / 1024:.1f} KB" for s in sizes)),
         ("peak memory of a map task (container)", (f"{s.peak_map_mb:.0f} MB" for s in sizes)),
@@ -198,6 +202,10 @@ def format_fig8_table(sizes: Sequence[SizeSummary]) -> str:
 
 def _mb(value: float) -> str:
     return f"{value:.0f} MB" if value else "not measured"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value else "not measured"
 
 
 def format_per_page_table(size: SizeSummary) -> str:
@@ -316,7 +324,11 @@ def verdicts(sizes: Sequence[SizeSummary], fixed: SizeSummary | None = None) -> 
         out.append(f"slope of related pairs (Mapper1's output) against pages: "
                    f"{loglog_slope(pages, pairs):.2f}; related 1's CPU per pair: "
                    + " / ".join(f"{s.stage_cpu.get('related 1', 0.0) / p * 1e6:.0f}"
-                                for s, p in zip(sizes, pairs)) + " µs")
+                                for s, p in zip(sizes, pairs)) + " µs"
+                   + (", of it in Python: "
+                      + " / ".join(f"{s.stage_python_cpu.get('related 1', 0.0) / p * 1e6:.0f}"
+                                   for s, p in zip(sizes, pairs)) + " µs"
+                      if all(s.stage_python_cpu.get("related 1") for s in sizes) else ""))
     for stage in sorted({st for s in sizes for st in s.stages} - {CLIENT, TOTAL}, key=stage_key):
         values = [s.stages.get(stage, 0.0) for s in sizes]
         if all(v > 0 for v in values):
