@@ -82,6 +82,7 @@ from relatedpages.evaluation.job_history import (  # noqa: E402
     JobFigures,
     read_job_history,
 )
+from relatedpages.evaluation.chain_cpu import machine  # noqa: E402
 from relatedpages.evaluation.launcher import (  # noqa: E402
     PythonUsage, read_python_reports, write_python_launcher)
 from relatedpages.evaluation.proctree import run_measured  # noqa: E402
@@ -606,7 +607,7 @@ def _report(args: argparse.Namespace, out: Path, sizes: list[SizeSummary],
             graph_pages: int, hot: dict[str, Any]) -> None:
     shape = BenchShape(args.maps, args.reduces, args.runs, args.seed, args.codec,
                        str(args.graph) if args.graph is not None else None, graph_pages,
-                       SPARK_MASTER)
+                       SPARK_MASTER, machine())
     lines, figures = scale_report(shape, out, sizes, fixed, fig9, compression, spark, hot)
     print("\n".join(lines))
     (out / "scale.json").write_text(json.dumps(figures, indent=1))

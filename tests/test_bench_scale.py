@@ -213,12 +213,13 @@ def test_the_report_prints_every_asked_table_and_its_json_says_the_same(tmp_path
     sizes = [summarise([run(p, p / 1000)]) for p in (1000, 2000)]
     hot = {"pages": 1000, "routed": 3, "split": 1, "pieces": 5, "predicted": [1.5, 1.05],
            "runs": [run(1000, 1.0), run(1000, 0.5)]}
-    shape = BenchShape(2, 2, 1, 7, "snappy", "/data/arcs.tsv", 1500, "local[2]")
+    shape = BenchShape(2, 2, 1, 7, "snappy", "/data/arcs.tsv", 1500, "local[2]", "EPYC, 2 cores")
     lines, figures = scale_report(shape, tmp_path, sizes, None, {1: sizes[0]},
                                   {"off": sizes[0], "on": sizes[1]},
                                   {p: {"wall": p / 100, "cpu": p / 50, "peak_mb": 300.0}
                                    for p in (1000, 2000)}, hot)
     text = "\n".join(lines)
+    assert lines.pop(0) == "machine: EPYC, 2 cores"
     assert lines[0] == ("Fig. 8: the block co-citation chain alone on arcs.tsv's pages (seed 7; "
                         "sizes above its 1,500 pages with links from disjoint copies of it) at "
                         "the defaults on YARN (MiniCluster), 2 map files, 2 reducers per job, "
@@ -234,6 +235,7 @@ def test_the_report_prints_every_asked_table_and_its_json_says_the_same(tmp_path
     assert (tmp_path / "fig9-time-vs-containers.png").is_file()
     figures = json.loads(json.dumps(figures))  # JSON values only
     assert [s["pages"] for s in figures["sizes"]] == [1000, 2000] and figures["seed"] == 7
+    assert figures["machine"] == "EPYC, 2 cores"
     assert figures["verdicts"][0].startswith("slope of wall time") and figures["fixed"] is None
     assert figures["hot_keys"]["predicted"] == [1.5, 1.05] and len(figures["hot_keys"]["runs"]) == 2
     pipeline, _ = scale_report(BenchShape(4, 4, 3, 1, "snappy"), tmp_path, sizes[:1], None, {},

@@ -444,6 +444,7 @@ class BenchShape:
     graph: str | None = None  # --graph's arcs file (the chain alone), or the whole pipeline
     graph_pages: int = 0  # the graph's pages with links
     spark_master: str = ""
+    machine: str = ""  # the CPU the figures were measured on (chain_cpu.machine)
 
 
 def scale_report(shape: BenchShape, out: Path, sizes: Sequence[SizeSummary],
@@ -459,9 +460,10 @@ def scale_report(shape: BenchShape, out: Path, sizes: Sequence[SizeSummary],
                  + (f"; sizes above its {shape.graph_pages:,} pages with links from disjoint "
                     "copies of it)" if any(size.pages > shape.graph_pages for size in sizes)
                     else ")"))
-    lines = [f"Fig. 8: {what} at the defaults on YARN (MiniCluster), {shape.maps} map files, "
-             f"{shape.reduces} reducers per job, median of {shape.runs}",
-             format_fig8_table(sizes), ""]
+    lines = [f"machine: {shape.machine}"] if shape.machine else []
+    lines += [f"Fig. 8: {what} at the defaults on YARN (MiniCluster), {shape.maps} map files, "
+              f"{shape.reduces} reducers per job, median of {shape.runs}",
+              format_fig8_table(sizes), ""]
     verdict_lines = verdicts(sizes, fixed)
     lines += verdict_lines
     plot_fig8(sizes, out / "fig8-time-vs-pages.png")
@@ -488,7 +490,7 @@ def scale_report(shape: BenchShape, out: Path, sizes: Sequence[SizeSummary],
                                         [hot["plan_wall"], hot["plan_cpu"]] if "plan_wall" in hot else [])]
     figures: dict[str, Any] = {
         "maps": shape.maps, "reduces": shape.reduces, "runs": shape.runs, "seed": shape.seed,
-        "graph": shape.graph,
+        "graph": shape.graph, "machine": shape.machine,
         "sizes": [asdict(s) for s in sizes], "fixed": asdict(fixed) if fixed else None,
         "containers": {str(c): asdict(s) for c, s in fig9.items()},
         "compression": {k: asdict(s) for k, s in compression.items()},
