@@ -70,11 +70,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     print()
     print("\n".join(format_costs(costs)))
-    if len(costs) > 1 and costs[0].total_us_per_pair > 0 and sizes[-1] != sizes[0]:
-        slope = (math.log(costs[-1].total_us_per_pair / costs[0].total_us_per_pair)
-                 / math.log(sizes[-1] / sizes[0]))
-        print(f"\nslope of CPU per pair against pages (log-log), {sizes[0]:,} → {sizes[-1]:,}: "
-              f"{slope:.2f}  (0: the Python work per pair does not grow with the crawl)")
+    if len(costs) > 1 and sizes[-1] != sizes[0]:
+        first, last = costs[0], costs[-1]
+        print(f"\nslopes (log-log), {sizes[0]:,} → {sizes[-1]:,} pages (0: the Python work does "
+              "not grow with the crawl):")
+        for name, a, b in (("Mapper1's CPU per pair", first.mapper_us_per_pair, last.mapper_us_per_pair),
+                           ("Reducer1's CPU per record", first.reducer_us_per_record,
+                            last.reducer_us_per_record),
+                           ("related 1's CPU per pair", first.total_us_per_pair, last.total_us_per_pair)):
+            slope = (f"{math.log(b / a) / math.log(sizes[-1] / sizes[0]):.2f}" if a > 0 and b > 0
+                     else "n/a")
+            print(f"  {name}: {slope}")
     return 0
 
 

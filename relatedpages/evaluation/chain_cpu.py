@@ -17,7 +17,9 @@ segmented as ``jobs.segment`` does (:func:`relatedpages.evaluation.pair_census.p
 and sorted by URL, as the segment job's output reaches Mapper1.  Mapper1's records are
 sorted bytewise (``LC_ALL=C sort``: the key, then the value, as Hadoop orders
 ``SORT_VALUES`` jobs' lines) before Reducer1 reads them.  Reducer1 sees only the sample's
-pairs, so its keys hold fewer values than in the whole crawl; its work is per record.
+pairs: a pair the crawl repeats on many pages is seldom repeated in a sample, so it writes
+more records per pair than on the crawl, the more so the thinner the sample; its CPU per
+record it reads or writes is the figure to compare between sizes.
 """
 from __future__ import annotations
 
@@ -77,6 +79,21 @@ class ChainCost:
     def reducer_us_per_pair(self) -> float:
         """Reducer1's CPU per related pair, its start-up left out."""
         return self._per_pair(self.reducer.cpu_seconds - self.reducer_idle)
+
+    @property
+    def reducer_out_per_in(self) -> float:
+        """Reducer1's output records per input record.  In the crawl, it writes a record
+        each way per distinct pair and one per cited page: a sample's pairs are seldom
+        repeated, so its share is higher than the crawl's, and grows as the sample thins."""
+        return (self.reducer.records_out / self.mapper.records_out
+                if self.mapper.records_out else 0.0)
+
+    @property
+    def reducer_us_per_record(self) -> float:
+        """Reducer1's CPU per record it reads or writes, its start-up left out."""
+        records = self.mapper.records_out + self.reducer.records_out
+        busy = max(0.0, self.reducer.cpu_seconds - self.reducer_idle)
+        return busy / records * 1e6 if records else 0.0
 
     @property
     def total_us_per_pair(self) -> float:
@@ -181,11 +198,13 @@ def machine() -> str:
 def format_costs(costs: list[ChainCost]) -> Iterator[str]:
     """A Markdown table: a row per crawl size, the last column relative to the first row."""
     yield ("| pages | sampled | related pairs | a page | Mapper1 µs/pair | Reducer1 µs/pair "
-           "| together | vs first |")
-    yield "|---:|---:|---:|---:|---:|---:|---:|---:|"
+           "| Reducer1 records out/in | Reducer1 µs/record (in + out) | together µs/pair "
+           "| vs first |")
+    yield "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     first = costs[0].total_us_per_pair if costs else 0.0
     for cost in costs:
         ratio = cost.total_us_per_pair / first if first else 0.0
         yield (f"| {cost.pages:,} | {cost.sampled:,} | {cost.pairs:,} | {cost.pairs_per_page:.1f} "
                f"| {cost.mapper_us_per_pair:.1f} | {cost.reducer_us_per_pair:.1f} "
+               f"| {cost.reducer_out_per_in:.2f} | {cost.reducer_us_per_record:.1f} "
                f"| {cost.total_us_per_pair:.1f} | {ratio:.2f} |")
