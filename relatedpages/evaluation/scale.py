@@ -182,7 +182,7 @@ def format_fig8_table(sizes: Sequence[SizeSummary]) -> str:
         lines.append(f"| {label(stage)} | {cells} |")
     rows: list[tuple[str, Iterable[str]]] = [
         ("CPU time of all tasks", (f"{s.cpu_seconds:.0f} s" for s in sizes)),
-        ("… of it in their Python processes",
+        ("CPU time of the tasks' Python processes (the launcher's count)",
          (_seconds(sum(s.stage_python_cpu.values())) for s in sizes)),
         ("map output bytes per page", (f"{s.map_output_bytes_per_page / 1024:.1f} KB" for s in sizes)),
         ("shuffle bytes per page", (f"{s.shuffle_bytes_per_page / 1024:.1f} KB" for s in sizes)),
@@ -325,7 +325,7 @@ def verdicts(sizes: Sequence[SizeSummary], fixed: SizeSummary | None = None) -> 
                    f"{loglog_slope(pages, pairs):.2f}; related 1's CPU per pair: "
                    + " / ".join(f"{s.stage_cpu.get('related 1', 0.0) / p * 1e6:.0f}"
                                 for s, p in zip(sizes, pairs)) + " µs"
-                   + (", of it in Python: "
+                   + ("; its Python processes (the launcher's count): "
                       + " / ".join(f"{s.stage_python_cpu.get('related 1', 0.0) / p * 1e6:.0f}"
                                    for s, p in zip(sizes, pairs)) + " µs"
                       if all(s.stage_python_cpu.get("related 1") for s in sizes) else ""))
