@@ -80,6 +80,7 @@ from relatedpages.corpus.warc_split import split_warc  # noqa: E402
 from relatedpages.evaluation.job_history import (  # noqa: E402
     HistoryError,
     JobFigures,
+    TaskFigures,
     read_job_history,
 )
 from relatedpages.evaluation.chain_cpu import machine  # noqa: E402
@@ -510,11 +511,8 @@ class _Bench:
         if done.returncode != 0:
             raise BenchError(f"{what} failed:\n{done.stderr[-3000:]}")
         python = read_python_reports(self.reports)
-        none = PythonUsage(0, 0.0)
-        jobs = [replace(job, tasks=tuple(
-                    replace(task, python_peak_kb=python.get(task.task_id, none).peak_kb,
-                            python_cpu_ms=round(python.get(task.task_id, none).cpu_seconds * 1000))
-                    for task in job.tasks))
+        jobs = [replace(job, tasks=tuple(_with_python(task, python.get(task.task_id))
+                                         for task in job.tasks))
                 for job in self._read_jobs(sorted(set(self._histories()) - before))]
         return done, wall, jobs
 
@@ -574,6 +572,14 @@ class _Bench:
                              f"differs from the inline build's ({len(local_records)})")
         shutil.rmtree(inline)
         _say(f"checked: the YARN database equals the inline build ({len(yarn_records):,} records)")
+
+
+def _with_python(task: TaskFigures, usage: PythonUsage | None) -> TaskFigures:
+    """A task's figures with its Python processes' peak memory and CPU (none measured: 0)."""
+    if usage is None:
+        return task
+    return replace(task, python_peak_kb=usage.peak_kb,
+                   python_cpu_ms=round(usage.cpu_seconds * 1000))
 
 
 def _run_group(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,6 @@ cluster timings from different machines are read against.
 from __future__ import annotations
 
 import argparse
-import math
 import shutil
 import sys
 import tempfile
@@ -23,9 +22,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
+from relatedpages.corpus.generate import (  # noqa: E402
+    SEED_DEFAULT, generate_crawl, parse_web_sizes)
 from relatedpages.evaluation.chain_cpu import (  # noqa: E402
     ChainCost, ChainCpuError, chain_costs, format_costs, machine)
+from relatedpages.evaluation.scale import loglog_slope  # noqa: E402
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -39,11 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=SEED_DEFAULT, help="Default: %(default)s")
     args = parser.parse_args(argv)
     try:
-        sizes = [int(value) for value in args.pages.split(",")]
-    except ValueError:
-        parser.error(f"--pages: whole numbers separated by commas, got {args.pages!r}")
-    if any(size < 10 for size in sizes):
-        parser.error("--pages: at least 10 pages a web")
+        sizes = parse_web_sizes(args.pages)
+    except ValueError as error:
+        parser.error(f"--pages: {error}")
     if args.sample < 1 or args.runs < 1:
         parser.error("--sample and --runs: at least 1")
     print(f"machine: {machine()}", flush=True)
@@ -78,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            ("Reducer1's CPU per record", first.reducer_us_per_record,
                             last.reducer_us_per_record),
                            ("related 1's CPU per pair", first.total_us_per_pair, last.total_us_per_pair)):
-            slope = (f"{math.log(b / a) / math.log(sizes[-1] / sizes[0]):.2f}" if a > 0 and b > 0
+            slope = (f"{loglog_slope([sizes[0], sizes[-1]], [a, b]):.2f}" if a > 0 and b > 0
                      else "n/a")
             print(f"  {name}: {slope}")
     return 0

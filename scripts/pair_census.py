@@ -24,7 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl, read_topics  # noqa: E402
+from relatedpages.corpus.generate import (  # noqa: E402
+    SEED_DEFAULT, generate_crawl, parse_web_sizes, read_topics)
 from relatedpages.evaluation.pair_census import (  # noqa: E402
     CONTENT, HUB, SPAM, Census, format_census, pair_census)
 from relatedpages.scoring.options import add_chain_options, chain_params_from  # noqa: E402
@@ -38,11 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_chain_options(parser.add_argument)
     args = parser.parse_args(argv)
     try:
-        sizes = [int(value) for value in args.pages.split(",")]
-    except ValueError:
-        parser.error(f"--pages: whole numbers separated by commas, got {args.pages!r}")
-    if any(size < 10 for size in sizes):
-        parser.error("--pages: at least 10 pages a web")
+        sizes = parse_web_sizes(args.pages)
+    except ValueError as error:
+        parser.error(f"--pages: {error}")
     try:
         link_params, sim_params = chain_params_from(args)
     except ValueError as error:

@@ -136,6 +136,25 @@ class GeneratedCrawl:
         return self.pages / self.seconds if self.seconds > 0 else float("inf")
 
 
+def parse_web_sizes(text: str, least: int = 10) -> list[int]:
+    """Generated web sizes given as comma-separated page counts (a script's ``--pages``),
+    each at least ``least``; ValueError says what is wrong.
+
+    >>> parse_web_sizes("31250,62500")
+    [31250, 62500]
+    >>> parse_web_sizes("300,many")
+    Traceback (most recent call last):
+    ValueError: whole numbers separated by commas, got '300,many'
+    """
+    try:
+        sizes = [int(value) for value in text.split(",")]
+    except ValueError:
+        raise ValueError(f"whole numbers separated by commas, got {text!r}") from None
+    if any(size < least for size in sizes):
+        raise ValueError(f"at least {least} pages a web")
+    return sizes
+
+
 def topics_path_for(path: str | os.PathLike[str]) -> Path:
     """The sidecar of a generated crawl: ``<path>.topics.tsv``.
 
