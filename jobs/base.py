@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 from _json import encode_basestring_ascii
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from mrjob.job import MRJob
 from mrjob.parse import is_uri
@@ -28,13 +28,29 @@ OUTPUT_BUFFER_BYTES = 1 << 16
 _scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # json.loads's C scanner
 
 
+def _c_encoder() -> Callable[[Any, int], Sequence[str]] | None:
+    """The C encoder ``json.dumps`` builds on every call (``JSONEncoder.iterencode``, its
+    default settings), built once; without cycle checks, so a value it cannot encode is
+    handed to ``json.dumps``, which says why.  None where the C module is missing."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    defaults = json.JSONEncoder()
+    return make(None, defaults.default, encode_basestring_ascii, None,  # type: ignore[no-any-return]
+                defaults.key_separator, defaults.item_separator, defaults.sort_keys,
+                defaults.skipkeys, defaults.allow_nan)
+
+
+_encode_json = _c_encoder()
+
+
 class ChainJSONProtocol(StandardJSONProtocol):  # type: ignore[misc]
-    """StandardJSONProtocol, byte for byte, at half its cost on the records the chain
-    writes most (a page's URL as key, a list of strings as value): those are encoded with
-    the C string encoder ``json.dumps`` itself uses, anything else by ``json.dumps``; a
-    line is read with the C scanner behind ``json.loads``, or by ``json.loads`` when it is
-    not one whole JSON value.  Sort1 orders the encoded bytes (relatedpages.store.chain),
-    so the bytes must not change.
+    """StandardJSONProtocol, byte for byte, at half its cost: the records the chain writes
+    most (a page's URL as key, a list of strings as value) with the C string encoder
+    ``json.dumps`` itself uses, any other value with the C encoder it builds on each call,
+    built once; a line is read with the C scanner behind ``json.loads``, or by
+    ``json.loads`` when it is not one whole JSON value.  Sort1 orders the encoded bytes
+    (relatedpages.store.chain), so the bytes must not change.
 
     >>> values = ["é\\t\\"x\\"", ["1", "http://a/", "ß"], ["p", 2], [], 1.5, {"a": [None]}]
     >>> all(ChainJSONProtocol()._dumps(v) == json.dumps(v).encode() for v in values)
@@ -52,6 +68,11 @@ class ChainJSONProtocol(StandardJSONProtocol):  # type: ignore[misc]
                 return ("[" + ", ".join(map(encode_basestring_ascii, value)) + "]").encode("ascii")
         except TypeError:  # a list that holds more than strings
             pass
+        if _encode_json is not None:
+            try:
+                return "".join(_encode_json(value, 0)).encode("ascii")
+            except (TypeError, ValueError, RecursionError):  # json.dumps raises its own error
+                pass
         return json.dumps(value).encode("utf_8")
 
     def _loads(self, value: bytes) -> Any:
@@ -109,6 +130,19 @@ class ShippedJob(MRJob):
                 self._stdout = None  # type: ignore[assignment]
                 buffered.flush()
                 buffered.detach()  # the raw stream stays open: Python closes it at exit
+
+    def _wrap_protocols(self, step_num: int, step_type: str) -> tuple[Any, Any]:
+        """mrjob's line reader and writer for a task, the writer one ``write`` call a
+        line (mrjob's makes two, each looking its stream up again; mrjob 0.7.4, the last
+        release, fixes this private method's shape)."""
+        read_lines, _ = super()._wrap_protocols(step_num, step_type)
+        _, write = self.pick_protocols(step_num, step_type)
+        out = self.stdout.write
+
+        def write_line(key: Any, value: Any) -> None:
+            out(write(key, value) + b"\n")
+
+        return read_lines, write_line
 
     def _runner_class(self) -> Any:
         """``-r spark`` gets :func:`spark_runner_class`; every other runner is mrjob's."""
