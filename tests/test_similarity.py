@@ -6,6 +6,8 @@ import itertools
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from handmade import Link, link
 from relatedpages.scoring import similarity
@@ -223,6 +225,63 @@ def test_page_pairs_repeated_url_in_block_first_occurrence_wins() -> None:
     pairs = page_pairs("hub.org", [block], 8)
     # |0-12| = 12 -> P = e^-2 = 0.135335, A = 0
     assert pairs == [PagePair(A1, B1, "hub.org", "x", "y", 0.135335)]
+
+
+def _definition_1(blocks: list[list[Link]], lam: int, *, distant_pairs: bool,
+                  max_distance: int) -> list[tuple[str, str, str, str, float]]:
+    """Definition 1 and Eq. 5-9 read plainly: every two links of a block, in link order."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for block in blocks:
+        for i, j in itertools.combinations(range(len(block)), 2):
+            a, b = block[i], block[j]
+            if a.site == b.site or a.url == b.url:
+                continue
+            if max_distance and abs(a.pos - b.pos) > max_distance:
+                continue
+            low, high = (a, b) if a.url < b.url else (b, a)
+            if (low.url, high.url) in seen:
+                continue
+            seen.add((low.url, high.url))
+            distance = abs(a.pos - b.pos)
+            p = 1.0 if distance <= lam else math.exp(-(distance - lam) / 2)  # Eq. 5
+            union = low.words | high.words
+            jaccard = len(low.words & high.words) / len(union) if union else 0.0  # Eq. 6
+            s = round(p * (1.0 + jaccard), ROUND_DIGITS)  # Eq. 7
+            if distant_pairs:
+                s = max(s, 10.0**-ROUND_DIGITS)
+            if s > 0.0:
+                out.append((low.url, high.url, " ".join(sorted(low.words)),
+                            " ".join(sorted(high.words)), s))
+    return out
+
+
+_urls = st.sampled_from([A1, A2, B1, C1, "http://d.com/", "http://e.com/x"])
+_link = st.builds(link, _urls, st.integers(0, 150),
+                  *[st.sampled_from(["", "news", "cheap", "flight"])] * 2)
+
+
+@given(blocks=st.lists(st.lists(_link, max_size=9) | st.lists(_link, max_size=9).map(
+           lambda block: sorted(block, key=lambda one: one.pos)), max_size=4),
+       max_distance=st.sampled_from([0, 5, 60]), distant_pairs=st.booleans())
+def test_page_pairs_are_definition_1_in_any_link_order(blocks: list[list[Link]],
+                                                         max_distance: int,
+                                                         distant_pairs: bool) -> None:
+    # blocks in position order (as segmented) or not; the window cuts either the same way
+    pairs = page_pairs("hub.org", blocks, 8, distant_pairs=distant_pairs,
+                       max_distance=max_distance)
+    assert [(p.p1, p.p2, p.anchor1, p.anchor2, p.s) for p in pairs] == _definition_1(
+        blocks, 8, distant_pairs=distant_pairs, max_distance=max_distance)
+
+
+def test_page_pairs_window_keeps_only_links_within_it() -> None:
+    block = [link(A1, 0, "x"), link(B1, 3, "y"), link(C1, 70, "z"), link("http://d.com/", 72, "w")]
+    pairs = page_pairs("hub.org", [block], 8, distant_pairs=True, max_distance=60)
+    assert [(p.p1, p.p2) for p in pairs] == [(A1, B1), (C1, "http://d.com/")]
+    shuffled = [block[2], block[0], block[3], block[1]]  # out of position order
+    assert sorted((p.p1, p.p2) for p in page_pairs(
+        "hub.org", [shuffled], 8, distant_pairs=True, max_distance=60)) == [
+        (A1, B1), (C1, "http://d.com/")]
 
 
 def test_page_pairs_empty_input() -> None:

@@ -281,10 +281,11 @@ def anchor_similarity(a: frozenset[str], b: frozenset[str]) -> float:
     >>> anchor_similarity(frozenset(), frozenset())
     0.0
     """
-    union = len(a | b)
+    common = len(a & b)
+    union = len(a) + len(b) - common  # |a ∪ b|, without building it
     if union == 0:
         return 0.0
-    return len(a & b) / union
+    return common / union
 
 
 def block_similarity(
@@ -347,13 +348,26 @@ def page_pairs(
     seen: set[tuple[str, str]] = set()
     pairs: list[PagePair] = []
     for block in filtered_blocks:
-        for index, first in enumerate(block):
-            for second in block[index + 1 :]:
+        links = list(block)
+        # Each link's anchor key and text, once, not once a pair it is in
+        keys = [anchor_key(link.words) for link in links]
+        texts = [getattr(link, "anchor", "") for link in links]
+        # Links in position order (as segmented, the filters keep it): past the window,
+        # every later link is farther still, so the scan of the block can stop there
+        ordered = all(a.pos <= b.pos for a, b in zip(links, links[1:]))
+        for index, first in enumerate(links):
+            for other in range(index + 1, len(links)):
+                second = links[other]
+                if max_distance and abs(first.pos - second.pos) > max_distance:
+                    if ordered:
+                        break
+                    continue  # never a pair: the cost of a block stays linear in its links
                 if first.site == second.site or first.url == second.url:
                     continue
-                if max_distance and abs(first.pos - second.pos) > max_distance:
-                    continue  # never a pair: the cost of a block stays linear in its links
-                low, high = (first, second) if first.url < second.url else (second, first)
+                if first.url < second.url:
+                    low, high, low_at, high_at = first, second, index, other
+                else:
+                    low, high, low_at, high_at = second, first, other, index
                 key = (low.url, high.url)
                 if key in seen:
                     continue
@@ -367,12 +381,12 @@ def page_pairs(
                             p1=low.url,
                             p2=high.url,
                             site=page_site,
-                            anchor1=anchor_key(low.words),
-                            anchor2=anchor_key(high.words),
+                            anchor1=keys[low_at],
+                            anchor2=keys[high_at],
                             s=s,
                             page=page_url,
-                            text1=getattr(low, "anchor", ""),
-                            text2=getattr(high, "anchor", ""),
+                            text1=texts[low_at],
+                            text2=texts[high_at],
                         )
                     )
     return pairs
