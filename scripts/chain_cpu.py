@@ -2,18 +2,23 @@
 """Related 1's Python CPU per related pair at several crawl sizes, on this machine, in one run.
 
     python scripts/chain_cpu.py --pages 31250,125000,500000 [--sample 5000] [--runs 3] [--seed 1]
+                                [--against REVISION]
 
 Per size, generates a web (``relatedpages.corpus.generate``, in a scratch folder removed
 afterwards), takes about ``--sample`` of its pages (by URL hash), and runs the chain's first
 step on them as Hadoop Streaming runs it, Mapper1, sort, Reducer1, as plain processes at the
 chain's defaults (``relatedpages.evaluation.chain_cpu``).  Prints the machine, a row per size
 (medians of ``--runs``), and how the CPU per pair grows with the pages: the baseline that
-cluster timings from different machines are read against.
+cluster timings from different machines are read against.  With ``--against``, each run
+also times a git revision of this repository (checked out in the scratch folder, removed
+afterwards) on the same sample, and a table compares the two: a change's before and after
+from one run, with whether Reducer1's output stayed the same, byte for byte.
 """
 from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -25,7 +30,7 @@ sys.path.insert(0, str(REPO))
 from relatedpages.corpus.generate import (  # noqa: E402
     SEED_DEFAULT, generate_crawl, parse_web_sizes)
 from relatedpages.evaluation.chain_cpu import (  # noqa: E402
-    ChainCost, ChainCpuError, chain_costs, format_costs, machine)
+    ChainCost, ChainCpuError, chain_costs, format_comparison, format_costs, machine)
 from relatedpages.evaluation.scale import loglog_slope  # noqa: E402
 
 
@@ -38,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3,
                         help="runs per size (medians). Default: %(default)s")
     parser.add_argument("--seed", type=int, default=SEED_DEFAULT, help="Default: %(default)s")
+    parser.add_argument("--against", metavar="REVISION",
+                        help="a git revision of this repository to time beside this checkout, "
+                             "run for run on the same samples (a before/after). Default: none")
     args = parser.parse_args(argv)
     try:
         sizes = parse_web_sizes(args.pages)
@@ -47,18 +55,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--sample and --runs: at least 1")
     print(f"machine: {machine()}", flush=True)
     costs: list[ChainCost] = []
+    before: list[ChainCost] = []
     scratch = Path(tempfile.mkdtemp(prefix="relatedpages-chain-cpu-"))
+    against = scratch / "against" if args.against else None
     try:
+        if against is not None:
+            print(f"against: {_check_out(args.against, against)}", flush=True)
         for pages in sizes:
             crawl = generate_crawl(scratch / f"web-{pages}.warc.gz", pages=pages, seed=args.seed)
-            runs = chain_costs(crawl.path, pages, args.sample, scratch / "work", repo=REPO,
-                               runs=args.runs)
+            runs, then = chain_costs(crawl.path, pages, args.sample, scratch / "work", repo=REPO,
+                                     runs=args.runs, against=against)
             costs.append(_median(runs))
             crawl.path.unlink()
             crawl.topics_path.unlink()
-            print(f"{pages:,} pages: {costs[-1].total_us_per_pair:.1f} µs a pair "
-                  f"(runs: {', '.join(f'{run.total_us_per_pair:.1f}' for run in runs)})",
-                  flush=True)
+            line = (f"{pages:,} pages: {costs[-1].total_us_per_pair:.1f} µs a pair "
+                    f"(runs: {', '.join(f'{run.total_us_per_pair:.1f}' for run in runs)})")
+            if then:
+                before.append(_median(then))
+                line += (f"; {args.against}: {before[-1].total_us_per_pair:.1f} "
+                         f"(runs: {', '.join(f'{run.total_us_per_pair:.1f}' for run in then)})")
+            print(line, flush=True)
     except ChainCpuError as error:
         print(f"chain_cpu: {error}", file=sys.stderr)
         return 1
@@ -66,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("chain_cpu: interrupted", file=sys.stderr)
         return 130
     finally:
+        if against is not None:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(against)],
+                           capture_output=True)
         shutil.rmtree(scratch, ignore_errors=True)
     print()
     print("\n".join(format_costs(costs)))
@@ -80,7 +99,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             slope = (f"{loglog_slope([sizes[0], sizes[-1]], [a, b]):.2f}" if a > 0 and b > 0
                      else "n/a")
             print(f"  {name}: {slope}")
+    if before:
+        print(f"\n{args.against} → this checkout, the same samples, run for run:")
+        print("\n".join(format_comparison(costs, before, args.against)))
+        if any(now.output_digest != then.output_digest for now, then in zip(costs, before)):
+            print("chain_cpu: Reducer1's output differs between the two revisions",
+                  file=sys.stderr)
+            return 1
     return 0
+
+
+def _check_out(revision: str, folder: Path) -> str:
+    """Check ``revision`` out in ``folder`` (a git worktree, detached): its short name and
+    subject."""
+    made = subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(folder),
+                           revision], capture_output=True, text=True)
+    if made.returncode != 0:
+        reason = (made.stderr.strip().splitlines() or [f"exit {made.returncode}"])[-1]
+        raise ChainCpuError(f"--against: git cannot check out {revision!r}: {reason}")
+    shown = subprocess.run(["git", "-C", str(folder), "log", "-1", "--format=%h %s"],
+                           capture_output=True, text=True)
+    return shown.stdout.strip()[:100]
 
 
 def _median(runs: list[ChainCost]) -> ChainCost:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from relatedpages.corpus.generate import generate_crawl, read_topics
-from relatedpages.evaluation.chain_cpu import ChainCpuError, chain_costs, in_sample, run_task, write_sample
+from relatedpages.evaluation.chain_cpu import (
+    ChainCpuError, chain_costs, in_sample, run_task, task_environment, write_sample)
 from relatedpages.evaluation.pair_census import page_records, pair_census
 from relatedpages.scoring.options import add_chain_options, chain_params_from
 
@@ -25,7 +26,8 @@ def test_the_step_timed_emits_the_pairs_the_chain_counts(tmp_path: Path) -> None
     add_chain_options(parser.add_argument)
     census = pair_census(crawl.path, read_topics(crawl.topics_path),
                          *chain_params_from(parser.parse_args([])))
-    costs = chain_costs(crawl.path, 400, 400, tmp_path / "work", repo=REPO, runs=2)  # every page
+    costs, none = chain_costs(crawl.path, 400, 400, tmp_path / "work", repo=REPO, runs=2)  # every page
+    assert none == []
     assert len(costs) == 2 and costs[0].pairs == costs[1].pairs
     cost = costs[0]
     assert cost.sampled == census.pages == 400
@@ -81,3 +83,42 @@ def test_the_command_refuses_bad_sizes() -> None:
                           cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--pages: whole numbers" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _worktrees() -> list[str]:
+    listed = subprocess.run(["git", "-C", str(REPO), "worktree", "list", "--porcelain"],
+                            capture_output=True, text=True, check=True)
+    return [line for line in listed.stdout.splitlines() if line.startswith("worktree ")]
+
+
+def test_against_a_revision_compares_run_for_run_and_checks_the_output() -> None:
+    known = _worktrees()
+    done = subprocess.run([sys.executable, "scripts/chain_cpu.py", "--pages", "300",
+                           "--sample", "300", "--runs", "1", "--against", "HEAD"],
+                          cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[1].startswith("against: ")
+    assert "; HEAD: " in lines[2]
+    assert "HEAD → this checkout, the same samples, run for run:" in lines
+    row = next(line for line in lines if line.startswith("| 300 | ") and "→" in line)
+    assert row.endswith("| the same bytes |")
+    assert _worktrees() == known  # the checkout it made is gone
+
+
+def test_a_revision_git_does_not_know_is_an_error_and_leaves_nothing() -> None:
+    known = _worktrees()
+    done = subprocess.run([sys.executable, "scripts/chain_cpu.py", "--pages", "300",
+                           "--runs", "1", "--against", "no-such-revision"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert "chain_cpu: --against: git cannot check out 'no-such-revision'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert _worktrees() == known
+
+
+def test_the_tasks_run_without_pythonunbuffered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONUNBUFFERED", "1")
+    monkeypatch.setenv("RELATEDPAGES_PROBE", "kept")
+    environment = task_environment()
+    assert "PYTHONUNBUFFERED" not in environment and environment["RELATEDPAGES_PROBE"] == "kept"

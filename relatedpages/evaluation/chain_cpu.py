@@ -20,9 +20,16 @@ sorted bytewise (``LC_ALL=C sort``: the key, then the value, as Hadoop orders
 pairs: a pair the crawl repeats on many pages is seldom repeated in a sample, so it writes
 more records per pair than on the crawl, the more so the thinner the sample; its CPU per
 record it reads or writes is the figure to compare between sizes.
+
+The tasks run without ``PYTHONUNBUFFERED``, as YARN's containers do (they do not inherit
+the NodeManager's environment beyond a list of Hadoop's own variables).  Given a second
+checkout (``against``: another revision, for a before/after from the same run), each run
+times both on the same sample, one after the other, and keeps a digest of Reducer1's
+output, which must not change.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -62,6 +69,7 @@ class ChainCost:
     reducer: TaskCost
     mapper_idle: float = 0.0  # CPU seconds of the mapper's process on no input
     reducer_idle: float = 0.0  # … and of the reducer's
+    output_digest: str = ""  # SHA-256 of Reducer1's output (the same for the same code)
 
     @property
     def pairs_per_page(self) -> float:
@@ -124,6 +132,12 @@ def write_sample(crawl: Path, every: int, out: Path) -> int:
     return len(lines)
 
 
+def task_environment() -> dict[str, str]:
+    """This process's environment less ``PYTHONUNBUFFERED``, as a YARN container has it
+    (which makes Python write every line with its own system calls)."""
+    return {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+
+
 def run_task(command: list[str], stdin: Path, stdout: Path, *, cwd: Path) -> TaskCost:
     """Run one streaming task process, ``stdin`` to ``stdout``: its CPU time as the kernel
     reports it when the process is reaped, its output lines, its ``reporter:counter`` lines
@@ -132,7 +146,8 @@ def run_task(command: list[str], stdin: Path, stdout: Path, *, cwd: Path) -> Tas
 
     err = stdout.with_name(stdout.name + ".stderr")
     with open(stdin, "rb") as source, open(stdout, "wb") as sink, open(err, "wb") as log:
-        process = subprocess.Popen(command, stdin=source, stdout=sink, stderr=log, cwd=cwd)
+        process = subprocess.Popen(command, stdin=source, stdout=sink, stderr=log, cwd=cwd,
+                                   env=task_environment())
         _, status, usage = os.wait4(process.pid, 0)
     code = os.waitstatus_to_exitcode(status)
     with open(err, "rb") as log:
@@ -149,33 +164,47 @@ def run_task(command: list[str], stdin: Path, stdout: Path, *, cwd: Path) -> Tas
     return TaskCost(usage.ru_utime + usage.ru_stime, lines, counters)
 
 
+def _digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def chain_costs(crawl: Path, pages: int, sample: int, work: Path, *, repo: Path,
-                runs: int = 1) -> list[ChainCost]:
+                runs: int = 1, against: Path | None = None
+                ) -> tuple[list[ChainCost], list[ChainCost]]:
     """Related 1's Python CPU on about ``sample`` pages of ``crawl`` (a crawl of ``pages``
-    pages), ``runs`` times on the same sample; ``work`` holds the sample and the tasks'
-    output, removed when done."""
+    pages), ``runs`` times on the same sample, with the code of ``repo`` and (if given)
+    of ``against``, one after the other in each run: the costs of each (the second list
+    empty without ``against``).  ``work`` holds the sample and the tasks' output, removed
+    when done."""
     every = max(1, pages // max(1, sample))
     work.mkdir(parents=True, exist_ok=True)
     records, mapped, ordered, reduced, empty = (
         work / name for name in ("records.jsonl", "map.out", "map.sorted", "reduce.out", "empty"))
     task = [sys.executable, "jobs/related.py", "--step-num=0"]
-    costs = []
+    checkouts = [repo] + ([against] if against is not None else [])
+    costs: tuple[list[ChainCost], list[ChainCost]] = ([], [])
     try:
         sampled = write_sample(crawl, every, records)
         empty.write_bytes(b"")
         for _ in range(runs):
-            mapper = run_task([*task, "--mapper"], records, mapped, cwd=repo)
-            sort = subprocess.run(["sort", "-S", "25%", "-T", str(work), "-o", str(ordered),
-                                   str(mapped)], env={**os.environ, "LC_ALL": "C"},
-                                  capture_output=True, text=True)
-            if sort.returncode != 0:
-                raise ChainCpuError(f"sort failed: {sort.stderr.strip()}")
-            mapped.unlink()
-            reducer = run_task([*task, "--reducer"], ordered, reduced, cwd=repo)
-            idle = [run_task([*task, role], empty, reduced, cwd=repo).cpu_seconds
-                    for role in ("--mapper", "--reducer")]
-            costs.append(ChainCost(pages, sampled, mapper.counters.get(PAIRS_COUNTER, 0),
-                                   mapper, reducer, *idle))
+            for checkout, found in zip(checkouts, costs):
+                mapper = run_task([*task, "--mapper"], records, mapped, cwd=checkout)
+                sort = subprocess.run(["sort", "-S", "25%", "-T", str(work), "-o", str(ordered),
+                                       str(mapped)], env={**os.environ, "LC_ALL": "C"},
+                                      capture_output=True, text=True)
+                if sort.returncode != 0:
+                    raise ChainCpuError(f"sort failed: {sort.stderr.strip()}")
+                mapped.unlink()
+                reducer = run_task([*task, "--reducer"], ordered, reduced, cwd=checkout)
+                digest = _digest(reduced)
+                idle = [run_task([*task, role], empty, reduced, cwd=checkout).cpu_seconds
+                        for role in ("--mapper", "--reducer")]
+                found.append(ChainCost(pages, sampled, mapper.counters.get(PAIRS_COUNTER, 0),
+                                       mapper, reducer, *idle, output_digest=digest))
     finally:
         for path in (records, mapped, ordered, reduced, empty):
             path.unlink(missing_ok=True)
@@ -208,3 +237,18 @@ def format_costs(costs: list[ChainCost]) -> Iterator[str]:
                f"| {cost.mapper_us_per_pair:.1f} | {cost.reducer_us_per_pair:.1f} "
                f"| {cost.reducer_out_per_in:.2f} | {cost.reducer_us_per_record:.1f} "
                f"| {cost.total_us_per_pair:.1f} | {ratio:.2f} |")
+
+
+def format_comparison(this: list[ChainCost], before: list[ChainCost], label: str) -> Iterator[str]:
+    """A Markdown table: per size, the CPU per pair of ``label``'s code and of this
+    checkout's, their ratio, and whether Reducer1 wrote the same bytes."""
+    yield (f"| pages | Mapper1 µs/pair ({label} → this) | Reducer1 µs/pair "
+           "| together µs/pair | this / before | Reducer1's output |")
+    yield "|---:|---:|---:|---:|---:|---|"
+    for now, then in zip(this, before):
+        ratio = now.total_us_per_pair / then.total_us_per_pair if then.total_us_per_pair else 0.0
+        same = "the same bytes" if now.output_digest == then.output_digest else "DIFFERENT"
+        yield (f"| {now.pages:,} | {then.mapper_us_per_pair:.1f} → {now.mapper_us_per_pair:.1f} "
+               f"| {then.reducer_us_per_pair:.1f} → {now.reducer_us_per_pair:.1f} "
+               f"| {then.total_us_per_pair:.1f} → {now.total_us_per_pair:.1f} | {ratio:.2f} "
+               f"| {same} |")
