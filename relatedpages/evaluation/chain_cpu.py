@@ -201,10 +201,11 @@ def chain_costs(crawl: Path, pages: int, sample: int, work: Path, *, repo: Path,
                 mapped.unlink()
                 reducer = run_task([*task, "--reducer"], ordered, reduced, cwd=checkout)
                 digest = _digest(reduced)
-                idle = [run_task([*task, role], empty, reduced, cwd=checkout).cpu_seconds
-                        for role in ("--mapper", "--reducer")]
+                mapper_idle, reducer_idle = (
+                    run_task([*task, role], empty, reduced, cwd=checkout).cpu_seconds
+                    for role in ("--mapper", "--reducer"))
                 found.append(ChainCost(pages, sampled, mapper.counters.get(PAIRS_COUNTER, 0),
-                                       mapper, reducer, *idle, output_digest=digest))
+                                       mapper, reducer, mapper_idle, reducer_idle, digest))
     finally:
         for path in (records, mapped, ordered, reduced, empty):
             path.unlink(missing_ok=True)
