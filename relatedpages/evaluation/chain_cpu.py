@@ -164,14 +164,6 @@ def run_task(command: list[str], stdin: Path, stdout: Path, *, cwd: Path) -> Tas
     return TaskCost(usage.ru_utime + usage.ru_stime, lines, counters)
 
 
-def _digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def chain_costs(crawl: Path, pages: int, sample: int, work: Path, *, repo: Path,
                 runs: int = 1, against: Path | None = None
                 ) -> tuple[list[ChainCost], list[ChainCost]]:
@@ -200,7 +192,8 @@ def chain_costs(crawl: Path, pages: int, sample: int, work: Path, *, repo: Path,
                     raise ChainCpuError(f"sort failed: {sort.stderr.strip()}")
                 mapped.unlink()
                 reducer = run_task([*task, "--reducer"], ordered, reduced, cwd=checkout)
-                digest = _digest(reduced)
+                with open(reduced, "rb") as handle:
+                    digest = hashlib.file_digest(handle, "sha256").hexdigest()
                 mapper_idle, reducer_idle = (
                     run_task([*task, role], empty, reduced, cwd=checkout).cpu_seconds
                     for role in ("--mapper", "--reducer"))
