@@ -34,10 +34,11 @@ changes to links that go on.  Per block exactly one of ``block_too_large``,
 """
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from enum import Enum
 
@@ -52,6 +53,9 @@ from filters.urls import (
 )
 
 logger = logging.getLogger(__name__)
+
+#: Hrefs whose filter fate a :class:`LinkFilter` remembers (about 300 bytes each).
+URL_FATE_CACHE_SIZE_DEFAULT = 1 << 15
 
 #: S, the block size threshold: blocks with more links than this are dropped.
 LARGE_BLOCK_DEFAULT = 80
@@ -263,7 +267,8 @@ def filter_blocks(
     ``blocks`` are the segment records' blocks (``[[{"href", "anchor", "pos"}, …], …]``);
     anything malformed in them is counted, never raised.  ``identity`` gives link sites
     (default: :func:`filters.site.default_site_identity`).  Returns the non-empty filtered
-    blocks in order and the counts of :class:`FilterEvent`.
+    blocks in order and the counts of :class:`FilterEvent`.  A process that filters many
+    pages with the same parameters uses a :class:`LinkFilter` instead (the same result).
 
     >>> blocks = [[{"href": "http://a.com/x.php?id=1", "anchor": "A home", "pos": 0},
     ...            {"href": "mailto:me@b.org", "anchor": "mail", "pos": 1},
@@ -275,6 +280,61 @@ def filter_blocks(
     [('block_kept', 1), ('link_dynamic_to_site_home', 1), ('link_kept', 1),
      ('link_non_web_scheme', 1), ('link_same_site_as_page', 1)]
     """
+    def fate(href: str) -> _UrlFate:
+        return _url_fate(href, params, identity)
+
+    return _filter_blocks(page_site, blocks, words, params, fate)
+
+
+class LinkFilter:
+    """:func:`filter_blocks` for one process: the anchor words, parameters and site
+    identity fixed, and what the href-only filters (2-5, and the link's site) make of each
+    href remembered in a bounded LRU cache of ``cache_size`` hrefs.  A crawl's pages cite
+    the same hrefs again and again (site templates, popular pages), so a map task parses
+    most of them once.  The result is :func:`filter_blocks`'s, event for event.
+
+    >>> link_filter = LinkFilter(AnchorWords())
+    >>> page = [[{"href": "http://a.com/x.php?id=1", "anchor": "A home", "pos": 0},
+    ...          {"href": "https://b.org/", "anchor": "B", "pos": 2}]]
+    >>> [[link.url for link in block] for block in link_filter("b.org", page)[0]]
+    [['http://a.com/']]
+    >>> link_filter("b.org", page) == filter_blocks("b.org", page, AnchorWords())
+    True
+    """
+
+    def __init__(
+        self,
+        words: AnchorWords,
+        params: LinkFilterParams = LINK_FILTER_PARAMS_DEFAULT,
+        *,
+        identity: SiteIdentity | None = None,
+        cache_size: int = URL_FATE_CACHE_SIZE_DEFAULT,
+    ) -> None:
+        if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0:
+            raise ValueError(f"cache_size must be a non-negative int, got {cache_size!r}")
+        self.words = words
+        self.params = params
+        self.identity = identity
+
+        def fate(href: str) -> _UrlFate:
+            return _url_fate(href, params, identity)
+
+        self._fate: Callable[[str], _UrlFate] = functools.lru_cache(maxsize=cache_size)(fate)
+
+    def __call__(
+        self, page_site: str, blocks: Sequence[Sequence[Mapping[str, object]]]
+    ) -> tuple[list[list[FilteredLink]], Counter[FilterEvent]]:
+        """The filtered blocks of a page of site ``page_site`` and the events' counts."""
+        return _filter_blocks(page_site, blocks, self.words, self.params, self._fate)
+
+
+def _filter_blocks(
+    page_site: str,
+    blocks: Sequence[Sequence[Mapping[str, object]]],
+    words: AnchorWords,
+    params: LinkFilterParams,
+    fate: Callable[[str], _UrlFate],
+) -> tuple[list[list[FilteredLink]], Counter[FilterEvent]]:
     counts: Counter[FilterEvent] = Counter()
     result: list[list[FilteredLink]] = []
     for block in blocks:
@@ -287,7 +347,7 @@ def filter_blocks(
             counts[FilterEvent.BLOCK_TOO_LARGE] += 1
             counts[FilterEvent.LINK_IN_LARGE_BLOCK] += len(block)
             continue
-        kept = _filter_block(page_site, block, words, params, identity, counts)
+        kept = _filter_block(page_site, block, words, params, fate, counts)
         if kept:
             counts[FilterEvent.BLOCK_KEPT] += 1
             result.append(kept)
@@ -302,13 +362,54 @@ _URL_REJECTION_EVENT = {
     UrlRejection.UNPARSABLE: FilterEvent.UNPARSABLE,
 }
 
+#: What filters 2-5 make of an href, and its link's site: the events to count for every
+#: occurrence, the URL that goes on (None: the href's fate is the last event) and its site
+#: (None: the URL has none, counted ``link_unparsable`` after the singleton and empty-anchor
+#: filters, where the paper's order puts it).
+_UrlFate = tuple[tuple[FilterEvent, ...], "str | None", "str | None"]
+
+
+def _url_fate(
+    href: str, params: LinkFilterParams, identity: SiteIdentity | None
+) -> _UrlFate:
+    # Non-web scheme / unparsable: parse with the RFC 3986 rules only, so that the
+    # normalisation filter below can still tell (and count) what it changes.
+    parsed = classify_url(href, options=RFC_ONLY_OPTIONS)
+    if isinstance(parsed, UrlRejection):
+        return (_URL_REJECTION_EVENT[parsed],), None, None
+    # File filter: "discard all links pointing to a file ... we only consider the
+    # relationship between two pages."
+    if params.file and is_file_link(parsed):
+        return (FilterEvent.FILE,), None, None
+    events: tuple[FilterEvent, ...] = ()
+    url = href
+    if params.dynamic and is_dynamic_link(parsed):
+        # Dynamic filter: "replace all dynamic links with their domain name" (here: the
+        # home page of their site, which keeps github.com/<owner> apart).
+        url = parsed = site_home(parsed, site_of(parsed, identity))
+        events = (FilterEvent.DYNAMIC,)
+    if params.normalise:
+        # Normalisation filter (Pant et al. 2004; Lee et al. 2005): canonical forms, so
+        # that www.sina.com/index.html and www.sina.com are one page.
+        normalised = classify_url(url, options=params.normalise_options)
+        if isinstance(normalised, UrlRejection):  # not expected after parsing above
+            return events + (_URL_REJECTION_EVENT[normalised],), None, None
+        if normalised != url:
+            events += (FilterEvent.NORMALISED,)
+        url = parsed = normalised
+    try:
+        site: str | None = site_of(parsed, identity)
+    except ValueError:  # a parsed URL always has a host; kept narrow on purpose
+        site = None
+    return events, url, site
+
 
 def _filter_block(
     page_site: str,
     block: Sequence[Mapping[str, object]],
     words: AnchorWords,
     params: LinkFilterParams,
-    identity: SiteIdentity | None,
+    fate: Callable[[str], _UrlFate],
     counts: Counter[FilterEvent],
 ) -> list[FilteredLink]:
     kept: list[FilteredLink] = []
@@ -327,33 +428,13 @@ def _filter_block(
         ):
             counts[FilterEvent.MALFORMED] += 1
             continue
-        # Non-web scheme / unparsable: parse with the RFC 3986 rules only, so that the
-        # normalisation filter below can still tell (and count) what it changes.
-        parsed = classify_url(href, options=RFC_ONLY_OPTIONS)
-        if isinstance(parsed, UrlRejection):
-            counts[_URL_REJECTION_EVENT[parsed]] += 1
+        # Filters 2-5 (non-web scheme, file, dynamic, normalisation) and the link's site
+        # depend on the href alone.
+        events, url, site = fate(href)
+        for event in events:
+            counts[event] += 1
+        if url is None:
             continue
-        # File filter: "discard all links pointing to a file ... we only consider the
-        # relationship between two pages."
-        if params.file and is_file_link(parsed):
-            counts[FilterEvent.FILE] += 1
-            continue
-        url = href
-        if params.dynamic and is_dynamic_link(parsed):
-            # Dynamic filter: "replace all dynamic links with their domain name" (here: the
-            # home page of their site, which keeps github.com/<owner> apart).
-            url = parsed = site_home(parsed, site_of(parsed, identity))
-            counts[FilterEvent.DYNAMIC] += 1
-        if params.normalise:
-            # Normalisation filter (Pant et al. 2004; Lee et al. 2005): canonical forms, so
-            # that www.sina.com/index.html and www.sina.com are one page.
-            normalised = classify_url(url, options=params.normalise_options)
-            if isinstance(normalised, UrlRejection):  # not expected after parsing above
-                counts[_URL_REJECTION_EVENT[normalised]] += 1
-                continue
-            if normalised != url:
-                counts[FilterEvent.NORMALISED] += 1
-            url = parsed = normalised
         # Singleton filter: "any link with the same URL format as a previous link will be
         # deleted", so a block's repeated citation does not inflate the similarity.
         if params.singleton:
@@ -365,9 +446,7 @@ def _filter_block(
         if params.empty_anchor and _LETTER_OR_DIGIT.search(anchor) is None:
             counts[FilterEvent.EMPTY_ANCHOR] += 1
             continue
-        try:
-            site = site_of(parsed, identity)
-        except ValueError:  # a parsed URL always has a host; kept narrow on purpose
+        if site is None:
             counts[FilterEvent.UNPARSABLE] += 1
             continue
         # Common domain name filter: "remove any links in a block which have the same top

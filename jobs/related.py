@@ -33,7 +33,7 @@ if __name__ == "__main__":
 from jobs.base import ShippedJob
 
 from filters.anchors import AnchorWords
-from filters.links import filter_blocks
+from filters.links import LinkFilter
 from relatedpages.scoring import similarity as sim
 from relatedpages.scoring.granularity import units
 from relatedpages.store.chain import (
@@ -45,7 +45,7 @@ from relatedpages.store.chain import (
     encode_cited_value,
     encode_pair_value,
 )
-from relatedpages.scoring.options import FILTER_SWITCHES, add_chain_options, chain_params_from
+from relatedpages.scoring.options import add_chain_options, chain_params_from
 from relatedpages.scoring.similarity import micro, score_from_micro, unmicro
 from relatedpages.scoring.sitefallback import from_site, is_weak, site_chops
 from relatedpages.store import hotkeys
@@ -102,6 +102,8 @@ class MRRelatedPages(ShippedJob):
         # submitter's current folder), never a shared one.
         self._jieba_dir = tempfile.TemporaryDirectory(prefix="relatedpages-jieba-")
         self.words = AnchorWords(cache_dir=self._jieba_dir.name)
+        # Each href's filter fate once a task (a crawl cites the same hrefs again and again).
+        self.link_filter = LinkFilter(self.words, self.link_params)
 
     def mapper_emit_pairs(self, url: str, record: Any) -> Iterator[tuple[Any, list[Any]]]:
         """Input: url → segment record.  Output, per filtered block and page, an auxiliary
@@ -115,7 +117,7 @@ class MRRelatedPages(ShippedJob):
         unit_blocks, usable = units(record, self.sim_params.granularity)
         if not usable:  # read at block granularity: nothing is lost
             self.increment_counter(CHAIN_GROUP, "segment_record_without_headings")
-        blocks, events = filter_blocks(site, unit_blocks, self.words, self.link_params)
+        blocks, events = self.link_filter(site, unit_blocks)
         for event, count in events.items():
             self.increment_counter(FILTER_GROUP, event.value, count)
         plan = self.hot_keys  # a planned page's values go to its keys (store.hotkeys)

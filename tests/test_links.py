@@ -19,6 +19,7 @@ from filters.links import (
     LARGE_BLOCK_DEFAULT,
     FilteredLink,
     FilterEvent,
+    LinkFilter,
     LinkFilterParams,
     filter_blocks,
     site_home,
@@ -594,6 +595,47 @@ def test_any_switches_never_raise(
     _check_counts(blocks, kept, counts)
 
 
+# A task's LinkFilter remembers each href's fate: pages drawn from a small pool of hrefs
+# (so most are hits), under any switches and a cache from none to two hrefs (evictions).
+_pool_href = st.sampled_from([
+    "http://a.com/", "HTTP://A.com/index.html", "http://a.com/x.php?id=1", "https://b.org/doc.pdf",
+    "mailto:me@b.org", "javascript:void(0)", "", "#top", "relative.html", "http://[::1",
+    "http://b.org/a/../b", "https://github.com/owner/repo", "https://github.com/other/x?q=1",
+    "http://c.net/list?page=2", "http://c.net:99999/", "http://example.org/self",
+])
+_pool_link = st.fixed_dictionaries(
+    {
+        "href": _pool_href,
+        "anchor": st.sampled_from(["", "the", "Python 教程", "»", "Docs", "A  home"]),
+        "pos": st.integers(min_value=0, max_value=30),
+    }
+)
+_pool_pages = st.lists(
+    st.tuples(
+        st.sampled_from(["a.com", "example.org", "github.com/owner", "b.org"]),
+        st.lists(st.lists(st.one_of(_pool_link, _bad_link), max_size=8), max_size=4),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(params=_params, pages=_pool_pages, cache_size=st.sampled_from([0, 1, 2, 1 << 15]))
+def test_link_filter_equals_filter_blocks_page_after_page(
+    analyser: AnchorWords, params: LinkFilterParams, pages: list[Any], cache_size: int
+) -> None:
+    link_filter = LinkFilter(analyser, params, cache_size=cache_size)
+    for page_site, blocks in pages:
+        assert link_filter(page_site, blocks) == filter_blocks(page_site, blocks, analyser, params)
+
+
+def test_link_filter_rejects_a_bad_cache_size(analyser: AnchorWords) -> None:
+    for bad in (-1, 1.5, True, "8"):
+        with pytest.raises(ValueError, match="cache_size"):
+            LinkFilter(analyser, cache_size=bad)  # type: ignore[arg-type]
+
+
 def _check_counts(
     blocks: list[Any], kept: list[list[FilteredLink]], counts: Counter[FilterEvent]
 ) -> None:
@@ -667,3 +709,42 @@ def test_hub_links_survive_the_common_site_filter(
     assert github_kept_plain == 0
     assert counts_plain[E.COMMON_SITE] >= github_kept + counts[E.COMMON_SITE] - 0.01 * reaching
     assert counts_plain[E.KEPT] < 0.6 * counts[E.KEPT]
+
+
+def test_link_filter_on_hub_pages_equals_filter_blocks(
+    hub_pages: list[tuple[str, list[list[dict[str, Any]]]]], analyser: AnchorWords
+) -> None:
+    # Real pages, one LinkFilter across all of them (as a map task), with and without a
+    # site identity; a small cache, so that hrefs are evicted and parsed again.
+    for identity in (None, SiteIdentity(())):
+        link_filter = LinkFilter(analyser, identity=identity, cache_size=64)
+        for url, blocks in hub_pages:
+            page_site = site_of(url, identity)
+            assert link_filter(page_site, blocks) == filter_blocks(
+                page_site, blocks, analyser, identity=identity
+            )
+
+
+class _NoSiteFor(SiteIdentity):
+    """An identity that finds no site for one host (a parsed URL always has one with the
+    real identities: this reaches the filters' guard)."""
+
+    def site_of(self, url: str) -> str:
+        if "//nosite.example/" in url:
+            raise ValueError(f"no site for {url}")
+        return super().site_of(url)
+
+
+def test_a_link_without_a_site_is_unparsable_after_the_singleton_filter(
+    analyser: AnchorWords,
+) -> None:
+    identity = _NoSiteFor(())
+    page = [block(("http://nosite.example/", "A"), ("http://nosite.example/", "again"),
+                  ("http://b.org/", "B"))]
+    expected_counts = {E.UNPARSABLE: 1, E.SINGLETON: 1, E.KEPT: 1, E.BLOCK_KEPT: 1}
+    link_filter = LinkFilter(analyser, identity=identity)
+    for _ in range(2):  # the second time from the cache
+        for kept, counts in (link_filter("a.com", page),
+                             filter_blocks("a.com", page, analyser, identity=identity)):
+            assert [[link.url for link in b] for b in kept] == [["http://b.org/"]]
+            assert counts == expected_counts
