@@ -28,6 +28,7 @@ from relatedpages.evaluation.scale import (
     format_fig8_table,
     format_fig9_table,
     format_hot_keys_table,
+    format_per_page_table,
     loglog_slope,
     plot_fig8,
     plot_fig9,
@@ -194,6 +195,23 @@ def test_related_1_s_cpu_per_pair_comes_with_its_python_processes_cpu_when_measu
     assert line.endswith("related 1's CPU per pair: 100 / 100 µs")
     assert ("| CPU time of the tasks' Python processes (the launcher's count) | not measured |"
             in format_fig8_table(unmeasured))
+
+
+def test_the_per_page_table_splits_each_stage_s_cpu_into_its_python_processes_share():
+    def sized(python_cpu_ms: int) -> PipelineRun:  # 3 tasks a job, each python_cpu_ms
+        jobs = (job("segment 1", 1.0, cpu_ms=4000, python_cpu_ms=python_cpu_ms),
+                job("related 1", 2.0, cpu_ms=6000, python_cpu_ms=python_cpu_ms))
+        return PipelineRun(1000, 4.0, 0.0, jobs, records=10)
+
+    lines = format_per_page_table(summarise([sized(1000)])).splitlines()
+    assert lines[0].startswith("| stage (1,000 pages) | task CPU per page | of it, the Python "
+                               "processes' | shuffle per page |")
+    assert lines[2].startswith("| segment 1 | 4.00 ms | 3.00 ms (75%) |")
+    assert lines[3].startswith("| related 1 | 6.00 ms | 3.00 ms (50%) |")
+    assert lines[4].startswith("| all jobs | 10.00 ms | 6.00 ms (60%) |")
+    unmeasured = format_per_page_table(summarise([sized(0)])).splitlines()
+    assert unmeasured[2].startswith("| segment 1 | 4.00 ms | not measured |")
+    assert unmeasured[4].startswith("| all jobs | 10.00 ms | not measured |")
 
 
 def test_the_hot_keys_table_sets_related_1_without_and_with_a_plan_side_by_side():

@@ -210,19 +210,33 @@ def _seconds(value: float) -> str:
 
 def format_per_page_table(size: SizeSummary) -> str:
     """Per page, by stage, at one size: CPU, shuffle and output, the figures a projection
-    to a larger crawl multiplies (docs/scale.md)."""
+    to a larger crawl multiplies (docs/scale.md).  The tasks' CPU is split into their
+    Python processes' (the launcher's count) and the share of it, the rest being the task
+    JVMs' (Hadoop's sort, merge and streaming I/O, start-up)."""
     pages = max(size.pages, 1)
-    lines = [f"| stage ({size.pages:,} pages) | task CPU per page | shuffle per page | "
-             "written to HDFS per page |", "|---|---:|---:|---:|"]
+
+    def python(cpu: float, python_cpu: float | None) -> str:
+        if not python_cpu:
+            return "not measured"
+        return f"{python_cpu / pages * 1000:.2f} ms ({python_cpu / cpu:.0%})" if cpu else \
+            f"{python_cpu / pages * 1000:.2f} ms"
+
+    lines = [f"| stage ({size.pages:,} pages) | task CPU per page | of it, the Python "
+             "processes' | shuffle per page | written to HDFS per page |",
+             "|---|---:|---:|---:|---:|"]
     for stage, cpu in size.stage_cpu.items():
         lines.append(f"| {label(stage)} | {cpu / pages * 1000:.2f} ms | "
+                     f"{python(cpu, size.stage_python_cpu.get(stage))} | "
                      f"{size.stage_shuffle.get(stage, 0) / pages / 1024:.2f} KB | "
                      f"{size.stage_written.get(stage, 0) / pages / 1024:.2f} KB |")
+    all_python = (sum(size.stage_python_cpu.get(stage, 0.0) for stage in size.stage_cpu)
+                  if all(size.stage_python_cpu.get(stage) for stage in size.stage_cpu) else None)
     lines.append(f"| all jobs | {size.cpu_seconds / pages * 1000:.2f} ms | "
+                 f"{python(size.cpu_seconds, all_python)} | "
                  f"{size.shuffle_bytes_per_page / 1024:.2f} KB | "
                  f"{sum(size.stage_written.values()) / pages / 1024:.2f} KB |")
     if size.db_bytes:
-        lines.append(f"| database ({size.records:,} records) | | | "
+        lines.append(f"| database ({size.records:,} records) | | | | "
                      f"{size.db_bytes / pages / 1024:.2f} KB (local disk) |")
     return "\n".join(lines)
 

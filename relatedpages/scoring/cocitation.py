@@ -56,7 +56,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 from filters.anchors import AnchorWords
-from filters.links import FilterEvent, FilteredLink, LinkFilterParams, filter_blocks
+from filters.links import FilterEvent, FilteredLink, LinkFilter, LinkFilterParams
 from relatedpages.scoring.similarity import EVIDENCE_DEFAULT, M_DEFAULT, RelatedEntry
 
 #: BF: a link's siblings are the links at most BF/2 positions before or after it.
@@ -177,8 +177,15 @@ def cocitation_links(
     page_site: str, blocks: Sequence[Sequence[Mapping[str, object]]], params: CocitationParams
 ) -> tuple[list[list[FilteredLink]], Counter[FilterEvent]]:
     """``filters.links.filter_blocks`` with the traditional algorithm's filters (no anchor
-    words are computed: the links' ``words`` are empty)."""
-    return filter_blocks(page_site, blocks, _no_anchor_words(), params.link_filters)
+    words are computed: the links' ``words`` are empty), through one
+    :class:`filters.links.LinkFilter` per filter parameters, so that a process parses each
+    href once."""
+    return _link_filter(params.link_filters)(page_site, blocks)
+
+
+@functools.lru_cache(maxsize=4)
+def _link_filter(params: LinkFilterParams) -> LinkFilter:
+    return LinkFilter(_no_anchor_words(), params)
 
 
 def page_links(filtered_blocks: Iterable[Iterable[SiteLink]]) -> tuple[list[SiteLink], int]:
