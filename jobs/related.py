@@ -101,9 +101,9 @@ class MRRelatedPages(ShippedJob):
         # task ends: not the working folder (Hadoop's local job runner runs tasks in the
         # submitter's current folder), never a shared one.
         self._jieba_dir = tempfile.TemporaryDirectory(prefix="relatedpages-jieba-")
-        self.words = AnchorWords(cache_dir=self._jieba_dir.name)
         # Each href's filter fate once a task (a crawl cites the same hrefs again and again).
-        self.link_filter = LinkFilter(self.words, self.link_params)
+        self.link_filter = LinkFilter(AnchorWords(cache_dir=self._jieba_dir.name),
+                                      self.link_params)
 
     def mapper_emit_pairs(self, url: str, record: Any) -> Iterator[tuple[Any, list[Any]]]:
         """Input: url → segment record.  Output, per filtered block and page, an auxiliary
