@@ -1,0 +1,89 @@
+"""nltk's Porter stemmer, loaded without importing the rest of nltk.
+
+``from nltk.stem.porter import PorterStemmer`` first runs ``nltk/__init__.py`` and
+``nltk/stem/__init__.py``, which import the whole toolkit: its parsers, classifiers, every
+other stemmer, numpy, and scipy when it is installed.  That is a fixed cost on every task
+process that reads anchors (Mapper1 of each job, a task per input split): 0.6 s of CPU a
+process with the product's own packages, 2.2 s with the test extras (scipy) installed
+(``python -X importtime``, this repository's virtual environment).  The stemmer itself is
+one module, ``nltk/stem/porter.py``, which imports three small ones (``nltk.redos``,
+``nltk.termsec``, ``nltk.stem.api``).
+
+:func:`porter_stemmer_class` loads just those four files, nltk's own (the pinned release;
+nothing is copied or changed), and returns the same class with the same code: while they
+load, ``nltk`` and ``nltk.stem`` are stood in for by empty package modules with nltk's own
+search path, so that the files' absolute imports (``from nltk import redos``) find their
+siblings without running the packages' ``__init__``.  The stand-ins and the modules
+loaded through them are taken out of ``sys.modules`` again before it returns, so a later
+``import nltk`` anywhere in the process gets the real, complete package.  When nltk is
+already imported, or the lean load fails for any reason (another nltk release), the class
+comes from the ordinary import.
+
+Call it from one thread at a time (the stand-ins are visible to the whole process for the
+few milliseconds of the load): :func:`filters.anchors._stemmer` builds the stemmer once per
+process.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import logging
+import os
+import sys
+import types
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from nltk.stem.porter import PorterStemmer
+
+logger = logging.getLogger(__name__)
+
+#: The packages whose ``__init__`` the lean load skips.
+_PACKAGES = ("nltk", "nltk.stem")
+#: The module that defines the stemmer.
+PORTER_MODULE = "nltk.stem.porter"
+
+
+def porter_stemmer_class() -> type[PorterStemmer]:
+    """nltk's ``PorterStemmer`` class (see the module docstring for how it is loaded).
+
+    >>> Porter = porter_stemmer_class()
+    >>> Porter(mode=Porter.ORIGINAL_ALGORITHM).stem("generalization", to_lowercase=False)
+    'gener'
+    """
+    loaded = sys.modules.get(PORTER_MODULE)
+    if loaded is not None and "nltk" in sys.modules:
+        return loaded.PorterStemmer  # type: ignore[no-any-return]
+    if "nltk" not in sys.modules:
+        try:
+            return _load_lean()
+        except Exception as error:  # noqa: BLE001 - any failure: the ordinary import
+            logger.debug("nltk's Porter module alone did not load (%s): importing nltk", error)
+    from nltk.stem.porter import PorterStemmer as Imported
+
+    return Imported  # type: ignore[no-any-return]
+
+
+def _load_lean() -> type[PorterStemmer]:
+    """Load ``nltk.stem.porter`` under stand-ins for its packages, then put
+    ``sys.modules`` back as it was (less nothing, plus only non-nltk modules)."""
+    spec = importlib.machinery.PathFinder.find_spec("nltk")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("nltk is not installed")
+    package_path = list(spec.submodule_search_locations)
+    before = {name for name in sys.modules if _is_nltk(name)}
+    try:
+        for name, path in zip(_PACKAGES, (package_path, [os.path.join(package_path[0], "stem")])):
+            stand_in = types.ModuleType(name)
+            stand_in.__path__ = path
+            stand_in.__package__ = name
+            sys.modules[name] = stand_in
+        module = importlib.import_module(PORTER_MODULE)
+        return module.PorterStemmer  # type: ignore[no-any-return]
+    finally:
+        for name in [name for name in sys.modules if _is_nltk(name) and name not in before]:
+            del sys.modules[name]
+
+
+def _is_nltk(name: str) -> bool:
+    return name == "nltk" or name.startswith("nltk.")
