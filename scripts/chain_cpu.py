@@ -8,7 +8,8 @@ Per size, generates a web (``relatedpages.corpus.generate``, in a scratch folder
 afterwards), takes about ``--sample`` of its pages (by URL hash), and runs the chain's first
 step on them as Hadoop Streaming runs it, Mapper1, sort, Reducer1, as plain processes at the
 chain's defaults (``relatedpages.evaluation.chain_cpu``).  Prints the machine, a row per size
-(medians of ``--runs``), and how the CPU per pair grows with the pages: the baseline that
+(medians of ``--runs``; Mapper1's start-up, its CPU on the sample's first 100 pages, apart),
+and how the CPU per pair grows with the pages: the baseline that
 cluster timings from different machines are read against.  With ``--against``, each run
 also times a git revision of this repository (checked out in the scratch folder, removed
 afterwards) on the same sample, and a table compares the two: a change's before and after
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -123,9 +125,11 @@ def _check_out(revision: str, folder: Path) -> str:
 
 
 def _median(runs: list[ChainCost]) -> ChainCost:
-    """The run whose CPU per pair is the median (the lower one of an even count)."""
+    """The run whose CPU per pair is the median (the lower one of an even count), with the
+    median of the runs' Mapper1 start-ups."""
     ordered = sorted(runs, key=lambda cost: cost.total_us_per_pair)
-    return ordered[(len(ordered) - 1) // 2]
+    starts = sorted(cost.mapper_start for cost in runs)
+    return replace(ordered[(len(ordered) - 1) // 2], mapper_start=starts[(len(starts) - 1) // 2])
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ size test of its own: it runs the chain's first step the way Hadoop Streaming ru
 (``python jobs/related.py --step-num=0 --mapper``, sort, ``… --reducer``), as plain
 processes on a sample of each crawl's pages, and reads each process's CPU time when it is
 reaped (``wait4``), less what the same process costs on no input (its imports: about a
-second, which would dominate a small sample).  If the Python work per pair does not grow with the crawl, what grows in
+second, which would dominate a small sample).  Apart, Mapper1's start-up as a task has it:
+its CPU on the sample's first :data:`START_PAGES` pages, whose first anchors load the
+stemmer, the stop lists and, at a Han anchor, jieba's dictionary (a fixed cost a map task).  If the Python work per pair does not grow with the crawl, what grows in
 a cluster run is Hadoop's, and the machine's.
 
 The sample: the pages whose normalised URL hashes (CRC-32) to 0 modulo ``pages // sample``,
@@ -43,6 +45,9 @@ from relatedpages.evaluation.pair_census import page_records
 
 #: Mapper1's counter of related pairs (jobs.related: CHAIN_GROUP, "related_pairs").
 PAIRS_COUNTER = "related_pairs"
+#: The sample's first pages that Mapper1's start-up is measured on: enough for its first
+#: anchors, which load the stemmer, the stop lists and (at a Han anchor) jieba's dictionary.
+START_PAGES = 100
 
 
 class ChainCpuError(RuntimeError):
@@ -69,6 +74,7 @@ class ChainCost:
     reducer: TaskCost
     mapper_idle: float = 0.0  # CPU seconds of the mapper's process on no input
     reducer_idle: float = 0.0  # … and of the reducer's
+    mapper_start: float = 0.0  # … of the mapper's on the sample's first START_PAGES pages
     output_digest: str = ""  # SHA-256 of Reducer1's output (the same for the same code)
 
     @property
@@ -174,14 +180,17 @@ def chain_costs(crawl: Path, pages: int, sample: int, work: Path, *, repo: Path,
     when done."""
     every = max(1, pages // max(1, sample))
     work.mkdir(parents=True, exist_ok=True)
-    records, mapped, ordered, reduced, empty = (
-        work / name for name in ("records.jsonl", "map.out", "map.sorted", "reduce.out", "empty"))
+    records, mapped, ordered, reduced, empty, first = (
+        work / name for name in ("records.jsonl", "map.out", "map.sorted", "reduce.out", "empty",
+                                 "first.jsonl"))
     task = [sys.executable, "jobs/related.py", "--step-num=0"]
     checkouts = [repo] + ([against] if against is not None else [])
     costs: tuple[list[ChainCost], list[ChainCost]] = ([], [])
     try:
         sampled = write_sample(crawl, every, records)
         empty.write_bytes(b"")
+        with open(records, "rb") as source, open(first, "wb") as sink:
+            sink.writelines(line for _, line in zip(range(START_PAGES), source))
         for _ in range(runs):
             for checkout, found in zip(checkouts, costs):
                 mapper = run_task([*task, "--mapper"], records, mapped, cwd=checkout)
@@ -197,10 +206,13 @@ def chain_costs(crawl: Path, pages: int, sample: int, work: Path, *, repo: Path,
                 mapper_idle, reducer_idle = (
                     run_task([*task, role], empty, reduced, cwd=checkout).cpu_seconds
                     for role in ("--mapper", "--reducer"))
+                mapper_start = run_task([*task, "--mapper"], first, reduced,
+                                        cwd=checkout).cpu_seconds
                 found.append(ChainCost(pages, sampled, mapper.counters.get(PAIRS_COUNTER, 0),
-                                       mapper, reducer, mapper_idle, reducer_idle, digest))
+                                       mapper, reducer, mapper_idle, reducer_idle, mapper_start,
+                                       digest))
     finally:
-        for path in (records, mapped, ordered, reduced, empty):
+        for path in (records, mapped, ordered, reduced, empty, first):
             path.unlink(missing_ok=True)
     return costs
 
@@ -222,27 +234,28 @@ def format_costs(costs: list[ChainCost]) -> Iterator[str]:
     """A Markdown table: a row per crawl size, the last column relative to the first row."""
     yield ("| pages | sampled | related pairs | a page | Mapper1 µs/pair | Reducer1 µs/pair "
            "| Reducer1 records out/in | Reducer1 µs/record (in + out) | together µs/pair "
-           "| vs first |")
-    yield "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+           f"| Mapper1 on {START_PAGES} pages, s | vs first |")
+    yield "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     first = costs[0].total_us_per_pair if costs else 0.0
     for cost in costs:
         ratio = cost.total_us_per_pair / first if first else 0.0
         yield (f"| {cost.pages:,} | {cost.sampled:,} | {cost.pairs:,} | {cost.pairs_per_page:.1f} "
                f"| {cost.mapper_us_per_pair:.1f} | {cost.reducer_us_per_pair:.1f} "
                f"| {cost.reducer_out_per_in:.2f} | {cost.reducer_us_per_record:.1f} "
-               f"| {cost.total_us_per_pair:.1f} | {ratio:.2f} |")
+               f"| {cost.total_us_per_pair:.1f} | {cost.mapper_start:.2f} | {ratio:.2f} |")
 
 
 def format_comparison(this: list[ChainCost], before: list[ChainCost], label: str) -> Iterator[str]:
     """A Markdown table: per size, the CPU per pair of ``label``'s code and of this
     checkout's, their ratio, and whether Reducer1 wrote the same bytes."""
     yield (f"| pages | Mapper1 µs/pair ({label} → this) | Reducer1 µs/pair "
-           "| together µs/pair | this / before | Reducer1's output |")
-    yield "|---:|---:|---:|---:|---:|---|"
+           f"| together µs/pair | this / before | Mapper1 on {START_PAGES} pages, s "
+           "| Reducer1's output |")
+    yield "|---:|---:|---:|---:|---:|---:|---|"
     for now, then in zip(this, before):
         ratio = now.total_us_per_pair / then.total_us_per_pair if then.total_us_per_pair else 0.0
         same = "the same bytes" if now.output_digest == then.output_digest else "DIFFERENT"
         yield (f"| {now.pages:,} | {then.mapper_us_per_pair:.1f} → {now.mapper_us_per_pair:.1f} "
                f"| {then.reducer_us_per_pair:.1f} → {now.reducer_us_per_pair:.1f} "
                f"| {then.total_us_per_pair:.1f} → {now.total_us_per_pair:.1f} | {ratio:.2f} "
-               f"| {same} |")
+               f"| {then.mapper_start:.2f} → {now.mapper_start:.2f} | {same} |")
