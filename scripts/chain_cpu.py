@@ -8,7 +8,8 @@ Per size, generates a web (``relatedpages.corpus.generate``, in a scratch folder
 afterwards), takes about ``--sample`` of its pages (by URL hash), and runs the chain's first
 step on them as Hadoop Streaming runs it, Mapper1, sort, Reducer1, as plain processes at the
 chain's defaults (``relatedpages.evaluation.chain_cpu``).  Prints the machine, a row per size
-(medians of ``--runs``; Mapper1's start-up, its CPU on the sample's first 100 pages, apart),
+(medians of ``--runs``; Mapper1's start-up, its CPU and memory on the sample's first 100 pages,
+apart),
 and how the CPU per pair grows with the pages: the baseline that
 cluster timings from different machines are read against.  With ``--against``, each run
 also times a git revision of this repository (checked out in the scratch folder, removed
@@ -126,10 +127,12 @@ def _check_out(revision: str, folder: Path) -> str:
 
 def _median(runs: list[ChainCost]) -> ChainCost:
     """The run whose CPU per pair is the median (the lower one of an even count), with the
-    median of the runs' Mapper1 start-ups."""
+    medians of the runs' Mapper1 start-ups (CPU and peak memory)."""
     ordered = sorted(runs, key=lambda cost: cost.total_us_per_pair)
-    starts = sorted(cost.mapper_start for cost in runs)
-    return replace(ordered[(len(ordered) - 1) // 2], mapper_start=starts[(len(starts) - 1) // 2])
+    middle = (len(runs) - 1) // 2
+    return replace(ordered[middle],
+                   mapper_start=sorted(cost.mapper_start for cost in runs)[middle],
+                   mapper_start_mb=sorted(cost.mapper_start_mb for cost in runs)[middle])
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ def test_the_step_timed_emits_the_pairs_the_chain_counts(tmp_path: Path) -> None
     assert cost.mapper_idle > 0 and cost.reducer_idle > 0
     # the start-up on the first 100 pages loads what anchors need, beyond the bare imports
     assert cost.mapper_start > cost.mapper_idle
+    assert 10 < cost.mapper_start_mb < 2000 and cost.mapper.peak_mb >= 10
     assert not any((tmp_path / "work").iterdir())  # the sample and the outputs are gone
 
 
@@ -105,8 +106,8 @@ def test_against_a_revision_compares_run_for_run_and_checks_the_output() -> None
     assert "HEAD → this checkout, the same samples, run for run:" in lines
     row = next(line for line in lines if line.startswith("| 300 | ") and "→" in line)
     assert row.endswith("| the same bytes |")
-    assert "| Mapper1 on 100 pages, s |" in lines[lines.index(row) - 2]
-    assert row.split(" | ")[-2].count("→") == 1  # its start-up, before → this
+    assert "| Mapper1 on 100 pages, s | its peak memory, MB |" in lines[lines.index(row) - 2]
+    assert [cell.count("→") for cell in row.split(" | ")[-3:-1]] == [1, 1]  # before → this
     assert _worktrees() == known  # the checkout it made is gone
 
 

@@ -11,7 +11,8 @@ processes on a sample of each crawl's pages, and reads each process's CPU time w
 reaped (``wait4``), less what the same process costs on no input (its imports: about a
 second, which would dominate a small sample).  Apart, Mapper1's start-up as a task has it:
 its CPU on the sample's first :data:`START_PAGES` pages, whose first anchors load the
-stemmer, the stop lists and, at a Han anchor, jieba's dictionary (a fixed cost a map task).  If the Python work per pair does not grow with the crawl, what grows in
+stemmer, the stop lists and, at a Han anchor, jieba's dictionary (a fixed cost a map task),
+and that process's peak memory.  If the Python work per pair does not grow with the crawl, what grows in
 a cluster run is Hadoop's, and the machine's.
 
 The sample: the pages whose normalised URL hashes (CRC-32) to 0 modulo ``pages // sample``,
@@ -56,11 +57,13 @@ class ChainCpuError(RuntimeError):
 
 @dataclass(frozen=True)
 class TaskCost:
-    """One task process: its CPU time (user + system), its output lines and counters."""
+    """One task process: its CPU time (user + system), its output lines and counters, its
+    peak resident memory."""
 
     cpu_seconds: float
     records_out: int
     counters: dict[str, int]
+    peak_mb: float = 0.0  # the kernel's ru_maxrss (KiB on Linux), in MiB
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class ChainCost:
     mapper_idle: float = 0.0  # CPU seconds of the mapper's process on no input
     reducer_idle: float = 0.0  # … and of the reducer's
     mapper_start: float = 0.0  # … of the mapper's on the sample's first START_PAGES pages
+    mapper_start_mb: float = 0.0  # … and its peak memory there
     output_digest: str = ""  # SHA-256 of Reducer1's output (the same for the same code)
 
     @property
@@ -167,7 +171,7 @@ def run_task(command: list[str], stdin: Path, stdout: Path, *, cwd: Path) -> Tas
                 for name, value in group.items()}
     with open(stdout, "rb") as handle:
         lines = sum(1 for _ in handle)
-    return TaskCost(usage.ru_utime + usage.ru_stime, lines, counters)
+    return TaskCost(usage.ru_utime + usage.ru_stime, lines, counters, usage.ru_maxrss / 1024)
 
 
 def chain_costs(crawl: Path, pages: int, sample: int, work: Path, *, repo: Path,
@@ -206,11 +210,10 @@ def chain_costs(crawl: Path, pages: int, sample: int, work: Path, *, repo: Path,
                 mapper_idle, reducer_idle = (
                     run_task([*task, role], empty, reduced, cwd=checkout).cpu_seconds
                     for role in ("--mapper", "--reducer"))
-                mapper_start = run_task([*task, "--mapper"], first, reduced,
-                                        cwd=checkout).cpu_seconds
+                start = run_task([*task, "--mapper"], first, reduced, cwd=checkout)
                 found.append(ChainCost(pages, sampled, mapper.counters.get(PAIRS_COUNTER, 0),
-                                       mapper, reducer, mapper_idle, reducer_idle, mapper_start,
-                                       digest))
+                                       mapper, reducer, mapper_idle, reducer_idle,
+                                       start.cpu_seconds, start.peak_mb, digest))
     finally:
         for path in (records, mapped, ordered, reduced, empty, first):
             path.unlink(missing_ok=True)
@@ -250,12 +253,13 @@ def format_comparison(this: list[ChainCost], before: list[ChainCost], label: str
     checkout's, their ratio, and whether Reducer1 wrote the same bytes."""
     yield (f"| pages | Mapper1 µs/pair ({label} → this) | Reducer1 µs/pair "
            f"| together µs/pair | this / before | Mapper1 on {START_PAGES} pages, s "
-           "| Reducer1's output |")
-    yield "|---:|---:|---:|---:|---:|---:|---|"
+           "| its peak memory, MB | Reducer1's output |")
+    yield "|---:|---:|---:|---:|---:|---:|---:|---|"
     for now, then in zip(this, before):
         ratio = now.total_us_per_pair / then.total_us_per_pair if then.total_us_per_pair else 0.0
         same = "the same bytes" if now.output_digest == then.output_digest else "DIFFERENT"
         yield (f"| {now.pages:,} | {then.mapper_us_per_pair:.1f} → {now.mapper_us_per_pair:.1f} "
                f"| {then.reducer_us_per_pair:.1f} → {now.reducer_us_per_pair:.1f} "
                f"| {then.total_us_per_pair:.1f} → {now.total_us_per_pair:.1f} | {ratio:.2f} "
-               f"| {then.mapper_start:.2f} → {now.mapper_start:.2f} | {same} |")
+               f"| {then.mapper_start:.2f} → {now.mapper_start:.2f} "
+               f"| {then.mapper_start_mb:.0f} → {now.mapper_start_mb:.0f} | {same} |")
