@@ -3,11 +3,11 @@
 ``from nltk.stem.porter import PorterStemmer`` first runs ``nltk/__init__.py`` and
 ``nltk/stem/__init__.py``, which import the whole toolkit: its parsers, classifiers, every
 other stemmer, numpy, and scipy when it is installed.  That is a fixed cost on every task
-process that reads anchors (Mapper1 of each job, a task per input split): 0.6 s of CPU a
-process with the product's own packages, 2.2 s with the test extras (scipy) installed
-(``python -X importtime``, this repository's virtual environment).  The stemmer itself is
-one module, ``nltk/stem/porter.py``, which imports three small ones (``nltk.redos``,
-``nltk.termsec``, ``nltk.stem.api``).
+process that reads anchors (Mapper1, a task per input split; the hot-key count): 0.6 s of
+CPU and 53 MB a process without scipy (the product's own packages), 1.9 s and 119 MB with
+the test extras (scipy) installed, as in this repository's virtual environment.  The
+stemmer itself is one module, ``nltk/stem/porter.py``, which imports three small ones
+(``nltk.redos``, ``nltk.termsec``, ``nltk.stem.api``).
 
 :func:`porter_stemmer_class` loads just those four files, nltk's own (the pinned release;
 nothing is copied or changed), and returns the same class with the same code: while they
@@ -19,9 +19,10 @@ loaded through them are taken out of ``sys.modules`` again before it returns, so
 already imported, or the lean load fails for any reason (another nltk release), the class
 comes from the ordinary import.
 
-Call it from one thread at a time (the stand-ins are visible to the whole process for the
-few milliseconds of the load): :func:`filters.anchors._stemmer` builds the stemmer once per
-process.
+The load holds a lock, so two threads asking at once get one load; a thread that imports
+nltk by itself during those few milliseconds could still see a stand-in, so build the
+stemmer before starting threads that do (:func:`filters.anchors._stemmer` builds it once
+per process, at its first anchor).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import importlib.machinery
 import logging
 import os
 import sys
+import threading
 import types
 from typing import TYPE_CHECKING
 
@@ -42,6 +44,7 @@ logger = logging.getLogger(__name__)
 _PACKAGES = ("nltk", "nltk.stem")
 #: The module that defines the stemmer.
 PORTER_MODULE = "nltk.stem.porter"
+_LOAD_LOCK = threading.Lock()
 
 
 def porter_stemmer_class() -> type[PorterStemmer]:
@@ -51,14 +54,16 @@ def porter_stemmer_class() -> type[PorterStemmer]:
     >>> Porter(mode=Porter.ORIGINAL_ALGORITHM).stem("generalization", to_lowercase=False)
     'gener'
     """
-    loaded = sys.modules.get(PORTER_MODULE)
-    if loaded is not None and "nltk" in sys.modules:
-        return loaded.PorterStemmer  # type: ignore[no-any-return]
-    if "nltk" not in sys.modules:
-        try:
-            return _load_lean()
-        except Exception as error:  # noqa: BLE001 - any failure: the ordinary import
-            logger.debug("nltk's Porter module alone did not load (%s): importing nltk", error)
+    with _LOAD_LOCK:
+        loaded = sys.modules.get(PORTER_MODULE)
+        if loaded is not None and "nltk" in sys.modules:
+            return loaded.PorterStemmer  # type: ignore[no-any-return]
+        if "nltk" not in sys.modules:
+            try:
+                return _load_lean()
+            except Exception as error:  # noqa: BLE001 - any failure: the ordinary import
+                logger.debug("nltk's Porter module alone did not load (%s): importing nltk",
+                             error)
     from nltk.stem.porter import PorterStemmer as Imported
 
     return Imported  # type: ignore[no-any-return]
