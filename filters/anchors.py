@@ -31,9 +31,10 @@ An anchor made only of stop words has no words (``frozenset()``); that is not an
 anchor* in the link-filter sense (see ``filters/links.py``), which concerns anchor text.
 
 Heavy resources are built lazily, once per process: the stemmer (nltk's Porter module
-alone, :mod:`filters.porter`) and the stop lists on the first anchor, jieba only when an anchor with Han characters occurs.  jieba's dictionary
-cache is written only in the ``cache_dir`` given to :class:`AnchorWords` (default: a
-per-user folder under :func:`tempfile.gettempdir`); nothing is downloaded.
+alone, :mod:`filters.porter`) and the stop lists on the first anchor, jieba only when an
+anchor with Han characters occurs.  jieba's dictionary cache is written only in the
+``cache_dir`` given to :class:`AnchorWords` (default: a per-user folder under
+:func:`tempfile.gettempdir`); nothing is downloaded.
 """
 from __future__ import annotations
 

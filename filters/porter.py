@@ -55,9 +55,6 @@ def porter_stemmer_class() -> type[PorterStemmer]:
     'gener'
     """
     with _LOAD_LOCK:
-        loaded = sys.modules.get(PORTER_MODULE)
-        if loaded is not None and "nltk" in sys.modules:
-            return loaded.PorterStemmer  # type: ignore[no-any-return]
         if "nltk" not in sys.modules:
             try:
                 return _load_lean()
@@ -70,8 +67,8 @@ def porter_stemmer_class() -> type[PorterStemmer]:
 
 
 def _load_lean() -> type[PorterStemmer]:
-    """Load ``nltk.stem.porter`` under stand-ins for its packages, then put
-    ``sys.modules`` back as it was (less nothing, plus only non-nltk modules)."""
+    """Load ``nltk.stem.porter`` under stand-ins for its packages, then take every nltk
+    module it loaded out of ``sys.modules`` again (other modules it imported stay)."""
     spec = importlib.machinery.PathFinder.find_spec("nltk")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("nltk is not installed")

@@ -8,10 +8,9 @@ Per size, generates a web (``relatedpages.corpus.generate``, in a scratch folder
 afterwards), takes about ``--sample`` of its pages (by URL hash), and runs the chain's first
 step on them as Hadoop Streaming runs it, Mapper1, sort, Reducer1, as plain processes at the
 chain's defaults (``relatedpages.evaluation.chain_cpu``).  Prints the machine, a row per size
-(medians of ``--runs``; Mapper1's start-up, its CPU and memory on the sample's first 100 pages,
-apart),
-and how the CPU per pair grows with the pages: the baseline that
-cluster timings from different machines are read against.  With ``--against``, each run
+(medians of ``--runs``; Mapper1's start-up, its CPU and memory on the sample's first 100
+pages, apart), and how the CPU per pair grows with the pages: the baseline that cluster
+timings from different machines are read against.  With ``--against``, each run
 also times a git revision of this repository (checked out in the scratch folder, removed
 afterwards) on the same sample, and a table compares the two: a change's before and after
 from one run, with whether Reducer1's output stayed the same, byte for byte.

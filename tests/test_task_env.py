@@ -47,11 +47,11 @@ def test_the_tasks_import_mrjob_without_setuptools() -> None:
 def test_a_task_runs_as_before_in_that_environment(tmp_path: Path) -> None:
     # Mapper1 on a real hub page's segment record: the same output with and without it.
     from filters.site import site_of
-    from segmenter import blocks_as_json, segment_bytes
+    from segmenter import segment_bytes, segment_record
 
     url = "https://github.com/example/awesome-python"  # examples/tiny-web/urls.tsv
     page = segment_bytes((REPO / "examples" / "tiny-web" / "python-hub.html").read_bytes(), url)
-    record = {"url": page.url, "site": site_of(page.url), "blocks": blocks_as_json(page.blocks)}
+    record = {**segment_record(page), "url": page.url, "site": site_of(page.url)}
     line = json.dumps(record["url"]) + "\t" + json.dumps(record) + "\n"
     outputs = []
     for extra in ({}, _hadoop_cmdenv()):

@@ -12,8 +12,8 @@ reaped (``wait4``), less what the same process costs on no input (its imports: a
 second, which would dominate a small sample).  Apart, Mapper1's start-up as a task has it:
 its CPU on the sample's first :data:`START_PAGES` pages, whose first anchors load the
 stemmer, the stop lists and, at a Han anchor, jieba's dictionary (a fixed cost a map task),
-and that process's peak memory.  If the Python work per pair does not grow with the crawl, what grows in
-a cluster run is Hadoop's, and the machine's.
+and that process's peak memory.  If the Python work per pair does not grow with the crawl,
+what grows in a cluster run is Hadoop's, and the machine's.
 
 The sample: the pages whose normalised URL hashes (CRC-32) to 0 modulo ``pages // sample``,
 segmented as ``jobs.segment`` does (:func:`relatedpages.evaluation.pair_census.page_records`)
