@@ -328,6 +328,14 @@ def test_bench_scale_on_the_minicluster(tmp_path):
     assert size["stage_python_cpu"]["related 1"] > 0 and size["stage_cpu"]["related 1"] > 0
     assert "| CPU time of the tasks' Python processes (the launcher's count) | not measured |" not in out
     assert figures["machine"] and out.startswith(f"machine: {figures['machine']}\n")
+    # the costed plan (docs/scale.md) is printed from this very file
+    projected = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "project_scale.py"), str(tmp_path / "scale.json")],
+        capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert projected.returncode == 0, projected.stderr
+    source = f"the pipeline, generated web, 60 pages ({tmp_path / 'scale.json'})"
+    assert f"| {source} | {size['cpu_seconds'] / 60 * 1000:.2f} ms |" in projected.stdout
+    assert "serving: 64 partitions of " in projected.stdout
     assert (tmp_path / "fig8-time-vs-pages.png").stat().st_size > 10_000
     assert not (tmp_path / "work" / "db-60-1").exists()  # each run's database is removed
 

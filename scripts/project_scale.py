@@ -1,0 +1,95 @@
+#!/usr/bin/env python
+"""A scale bench's measured cost per page, projected to a Common Crawl month (docs/scale.md).
+
+    python scripts/project_scale.py out/bench-scale/scale.json [MORE.json …] [--size PAGES]
+        [--cpu-ms "LABEL=MS" …] [--pages 3e9] [--node-vcpus 16] [--busy 0.7]
+        [--replication 3] [--warc-kb 30] [--nodes 100,500]
+
+Reads each ``scale.json`` that ``scripts/bench_scale.py`` wrote, takes its largest size (or
+``--size``), divides its medians by its pages (task CPU, the Python processes' share,
+shuffle, HDFS output, database), and prints the plan's tables
+(``relatedpages.evaluation.projection``): the figures per page, the CPU-hours and
+node-hours a crawl of ``--pages`` pages takes on nodes of ``--node-vcpus`` vCPUs
+``--busy`` with task work, its storage, and the database's partitions.  ``--cpu-ms`` adds
+a compute row for a figure measured some other way (e.g. an inline build's CPU a page on
+real pages).  Every number it prints is a measured figure times one of these assumptions.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from relatedpages.evaluation.projection import (  # noqa: E402
+    Assumptions, ProjectionError, format_projection, load_sizes, per_page, pick_size)
+from relatedpages.store.dbformat import PARTITIONS  # noqa: E402
+
+DEFAULTS = Assumptions(partitions=PARTITIONS)
+
+
+def _cpu_figure(text: str) -> tuple[str, float]:
+    name, sep, value = text.rpartition("=")
+    try:
+        ms = float(value)
+    except ValueError:
+        ms = -1.0
+    if not sep or not name.strip() or not ms >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected LABEL=MS, e.g. 'real pages=98'")
+    return name.strip(), ms
+
+
+def _nodes(text: str) -> tuple[int, ...]:
+    try:
+        nodes = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        nodes = ()
+    if not nodes or any(n <= 0 for n in nodes):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected node counts, e.g. 100,500")
+    return nodes
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scale_json", nargs="+", type=Path, help="a bench's scale.json")
+    parser.add_argument("--size", type=int, metavar="PAGES",
+                        help="the measured size to project from. Default: each file's largest")
+    parser.add_argument("--cpu-ms", type=_cpu_figure, action="append", default=[],
+                        metavar="LABEL=MS", help="a compute row for a CPU figure a page "
+                        "measured elsewhere (repeatable)")
+    parser.add_argument("--pages", type=float, default=DEFAULTS.pages,
+                        help="the crawl's pages. Default: %(default).3g")
+    parser.add_argument("--node-vcpus", type=int, default=DEFAULTS.node_vcpus,
+                        help="vCPUs a node. Default: %(default)s")
+    parser.add_argument("--busy", type=float, default=DEFAULTS.busy,
+                        help="the share of a node's CPU doing task work. Default: %(default)s")
+    parser.add_argument("--replication", type=int, default=DEFAULTS.replication,
+                        help="HDFS replication. Default: %(default)s")
+    parser.add_argument("--warc-kb", type=float, default=DEFAULTS.warc_kb,
+                        help="input WARC a page, KB. Default: %(default)s")
+    parser.add_argument("--nodes", type=_nodes, default=DEFAULTS.nodes,
+                        help="cluster sizes to give hours for. Default: 100,500")
+    args = parser.parse_args(argv)
+    try:
+        assumptions = Assumptions(pages=args.pages, node_vcpus=args.node_vcpus, busy=args.busy,
+                                  replication=args.replication, warc_kb=args.warc_kb,
+                                  nodes=args.nodes, partitions=PARTITIONS)
+        measured = []
+        for path in args.scale_json:
+            figures, sizes = load_sizes(path)
+            size = pick_size(sizes, args.size)
+            what = (f"the chain on {Path(figures['graph']).name}" if figures.get("graph")
+                    else "the pipeline, generated web")
+            measured.append(per_page(size, f"{what}, {size.pages:,} pages ({path})"))
+        print(format_projection(measured, args.cpu_ms, assumptions))
+    except ProjectionError as error:
+        print(f"project_scale: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
