@@ -132,12 +132,19 @@ def test_the_script_prints_the_plan_from_the_bench_s_files(tmp_path, capsys):
     (["notjson.json"], "notjson.json: not JSON"),
     (["other.json"], "other.json: not a scale bench's scale.json"),
     (["scale.json", "--size", "7"], "no size of 7 pages"),
+    (["strings.json"], "strings.json: a size whose figures are not numbers"),
+    (["lacking.json"], "lacking.json: a size without a figure the projection needs"),
 ])
 def test_bad_files_and_sizes_are_a_clear_error(tmp_path, monkeypatch, capsys, args, message):
     monkeypatch.chdir(tmp_path)
     bench_json(tmp_path)
     (tmp_path / "notjson.json").write_text("{")
     (tmp_path / "other.json").write_text('{"sizes": []}')
+    figures = json.loads((tmp_path / "scale.json").read_text())
+    figures["sizes"][0]["cpu_seconds"] = "12"
+    (tmp_path / "strings.json").write_text(json.dumps(figures))
+    del figures["sizes"][0]["pages"]
+    (tmp_path / "lacking.json").write_text(json.dumps(figures))
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("project_scale: ") and message in err and "Traceback" not in err

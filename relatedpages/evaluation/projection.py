@@ -116,11 +116,25 @@ def load_sizes(path: Path) -> tuple[dict[str, Any], list[SizeSummary]]:
         if not isinstance(entry, dict):
             raise ProjectionError(f"{path}: a size that is not an object")
         try:
-            sizes.append(SizeSummary(**{k: v for k, v in entry.items() if k in known}))
+            size = SizeSummary(**{k: v for k, v in entry.items() if k in known})
         except TypeError as error:
             raise ProjectionError(f"{path}: a size without a figure the projection needs "
                                   f"({error})") from None
+        if not _numbers_as_projected(size):
+            raise ProjectionError(f"{path}: a size whose figures are not numbers")
+        sizes.append(size)
     return figures, sizes
+
+
+def _numbers_as_projected(size: SizeSummary) -> bool:
+    """The figures :func:`per_page` divides are numbers (JSON could hold anything)."""
+    def number(value: object) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    per_stage = (size.stage_cpu, size.stage_python_cpu, size.stage_written)
+    return (number(size.pages) and all(number(v) for v in (
+                size.cpu_seconds, size.shuffle_bytes_per_page, size.db_bytes, size.records))
+            and all(isinstance(d, dict) and all(number(v) for v in d.values()) for d in per_stage))
 
 
 def pick_size(sizes: Sequence[SizeSummary], pages: int | None) -> SizeSummary:
