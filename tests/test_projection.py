@@ -91,6 +91,7 @@ def test_the_crawl_s_compute_and_storage_are_the_figures_times_the_assumptions()
     one = 1e9 * KB / 1024 ** 4
     assert s.shuffle_tb == pytest.approx(one) and s.db_tb == pytest.approx(one)
     assert s.hdfs_tb == pytest.approx(2 * one) and s.warc_tb == pytest.approx(20 * one)
+    assert s.hdfs_peak_tb == pytest.approx(2 * (20 + 1) * one)
     assert s.partition_records == pytest.approx(4e9 / 8)
     assert s.partition_gb == pytest.approx(1e9 * KB / 1024 ** 3 / 8)
 
@@ -123,6 +124,8 @@ def test_the_script_prints_the_plan_from_the_bench_s_files(tmp_path, capsys):
     assert f"| the chain on cnr-2000.arcs.tsv.gz, 2,000 pages ({chain}) | 12.00 ms |" in out
     assert "| real pages | 98.00 ms | 27,222 | 2,431 | 243 h | 60.8 h |" in out
     assert "| all jobs' outputs on HDFS, 3 replicas | 12.0 KB | 11.2 TB |" in out
+    assert ("| HDFS at the build's end (the input and every output, 3 replicas) | 102.0 KB | "
+            "95.0 TB |") in out
     assert "| database | 18.0 KB | 16.8 TB |" in out
     assert "serving: 64 partitions of 268 GB and 70,312,500 records each" in out
 

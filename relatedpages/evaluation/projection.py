@@ -181,6 +181,7 @@ class Storage:
 
     warc_tb: float
     hdfs_tb: float  # all jobs' outputs, every replica (the build keeps them until it ends)
+    hdfs_peak_tb: float  # the input and every output at once, every replica
     shuffle_tb: float  # on the nodes' local disks, spread over them
     db_tb: float
     partition_gb: float  # the database's size over its partitions
@@ -194,6 +195,7 @@ def storage(p: PerPage, a: Assumptions) -> Storage:
 
     db_tb = tb(p.db_kb)
     return Storage(warc_tb=tb(a.warc_kb), hdfs_tb=tb(p.hdfs_kb * a.replication),
+                   hdfs_peak_tb=tb((a.warc_kb + p.hdfs_kb) * a.replication),
                    shuffle_tb=tb(p.shuffle_kb), db_tb=db_tb,
                    partition_gb=db_tb * TB / GB / a.partitions,
                    partition_records=p.db_records * a.pages / a.partitions)
@@ -219,6 +221,7 @@ def format_projection(measured: Sequence[PerPage], extra: Sequence[tuple[str, fl
     lines += ["| per page | task CPU | of it, Python's | shuffle | written to HDFS "
               "(one replica) | database | records |",
               "|---|---:|---:|---:|---:|---:|---:|"]
+
     def python(ms: float) -> str:
         return f"{ms:.2f} ms" if ms else "not measured"
 
@@ -244,6 +247,9 @@ def format_projection(measured: Sequence[PerPage], extra: Sequence[tuple[str, fl
               f"| input WARC (assumed) | {a.warc_kb:.1f} KB | {_tb(s.warc_tb)} |",
               f"| all jobs' outputs on HDFS, {a.replication} replicas | "
               f"{first.hdfs_kb * a.replication:.1f} KB | {_tb(s.hdfs_tb)} |",
+              f"| HDFS at the build's end (the input and every output, {a.replication} "
+              f"replicas) | {(a.warc_kb + first.hdfs_kb) * a.replication:.1f} KB | "
+              f"{_tb(s.hdfs_peak_tb)} |",
               f"| shuffle, on the nodes' local disks | {first.shuffle_kb:.1f} KB | "
               f"{_tb(s.shuffle_tb)} |",
               f"| database | {first.db_kb:.1f} KB | {_tb(s.db_tb)} |",
