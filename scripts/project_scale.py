@@ -26,9 +26,8 @@ sys.path.insert(0, str(REPO))
 
 from relatedpages.evaluation.projection import (  # noqa: E402
     Assumptions, ProjectionError, format_projection, load_sizes, per_page, pick_size)
-from relatedpages.store.dbformat import PARTITIONS  # noqa: E402
 
-DEFAULTS = Assumptions(partitions=PARTITIONS)
+DEFAULTS = Assumptions()
 
 
 def _cpu_figure(text: str) -> tuple[str, float]:
@@ -76,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         assumptions = Assumptions(pages=args.pages, node_vcpus=args.node_vcpus, busy=args.busy,
                                   replication=args.replication, warc_kb=args.warc_kb,
-                                  nodes=args.nodes, partitions=PARTITIONS)
+                                  nodes=args.nodes)
         measured = []
         for path in args.scale_json:
             figures, sizes = load_sizes(path)

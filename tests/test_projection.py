@@ -98,7 +98,8 @@ def test_the_crawl_s_compute_and_storage_are_the_figures_times_the_assumptions()
 
 def test_bad_assumptions_and_figures_are_refused():
     for bad in ({"pages": 0}, {"busy": 1.5}, {"busy": 0}, {"replication": 0}, {"nodes": ()},
-                {"nodes": (10, 0)}, {"warc_kb": -1}, {"partitions": 0}):
+                {"nodes": (10, 0)}, {"warc_kb": -1}, {"partitions": 0},
+                {"pages": float("nan")}, {"pages": float("inf")}, {"warc_kb": float("nan")}):
         with pytest.raises(ProjectionError):
             Assumptions(**bad)  # type: ignore[arg-type]
     with pytest.raises(ProjectionError, match="negative"):

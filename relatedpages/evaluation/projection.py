@@ -14,11 +14,13 @@ of CPU is 3,600 CPU-seconds.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Sequence
 
 from relatedpages.evaluation.scale import SizeSummary, label
+from relatedpages.store.dbformat import PARTITIONS
 
 KB = 1024
 TB = 1024 ** 4
@@ -39,9 +41,11 @@ class Assumptions:
     replication: int = 3  # A5: HDFS's default
     warc_kb: float = 30.0  # A6: input WARC per page, gzip (replace with the crawl's own)
     nodes: tuple[int, ...] = (100, 500)  # cluster sizes to give hours for
-    partitions: int = 64  # the database's partitions (relatedpages.store.dbformat.PARTITIONS)
+    partitions: int = PARTITIONS  # the database's partitions (the format's, today)
 
     def __post_init__(self) -> None:
+        if not math.isfinite(self.pages) or not math.isfinite(self.warc_kb):
+            raise ProjectionError("pages and the WARC size must be finite numbers")
         if self.pages <= 0 or self.node_vcpus <= 0 or not 0 < self.busy <= 1:
             raise ProjectionError("pages and vCPUs must be positive and busy in (0, 1]")
         if self.replication < 1 or self.warc_kb < 0 or self.partitions < 1:
