@@ -70,7 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--warc-kb", type=float, default=DEFAULTS.warc_kb,
                         help="input WARC a page, KB. Default: %(default)s")
     parser.add_argument("--nodes", type=_nodes, default=DEFAULTS.nodes,
-                        help="cluster sizes to give hours for. Default: 100,500")
+                        help="cluster sizes to give hours for. Default: "
+                        + ",".join(map(str, DEFAULTS.nodes)))
     args = parser.parse_args(argv)
     try:
         assumptions = Assumptions(pages=args.pages, node_vcpus=args.node_vcpus, busy=args.busy,

@@ -86,9 +86,7 @@ def per_page(size: SizeSummary, source: str) -> PerPage:
     if size.pages <= 0:
         raise ProjectionError(f"a size of {size.pages} pages cannot be divided by")
     pages = size.pages
-    python = (sum(size.stage_python_cpu.get(stage, 0.0) for stage in size.stage_cpu)
-              if size.stage_cpu and all(size.stage_python_cpu.get(stage)
-                                        for stage in size.stage_cpu) else 0.0)
+    python = size.python_cpu_total() or 0.0
     return PerPage(
         source=source, pages=pages,
         cpu_ms=size.cpu_seconds / pages * 1000,

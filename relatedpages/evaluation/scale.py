@@ -136,6 +136,13 @@ class SizeSummary:
     stage_shuffle: dict[str, float] = field(default_factory=dict)
     stage_written: dict[str, float] = field(default_factory=dict)
 
+    def python_cpu_total(self) -> float | None:
+        """The tasks' Python processes' CPU over every job, or None unless every job's was
+        measured (the launcher's count)."""
+        if not self.stage_cpu or not all(self.stage_python_cpu.get(stage) for stage in self.stage_cpu):
+            return None
+        return sum(self.stage_python_cpu[stage] for stage in self.stage_cpu)
+
 
 def summarise(runs: Sequence[PipelineRun]) -> SizeSummary:
     """Medians over repeated runs of one size and shape."""
@@ -229,8 +236,7 @@ def format_per_page_table(size: SizeSummary) -> str:
                      f"{python(cpu, size.stage_python_cpu.get(stage))} | "
                      f"{size.stage_shuffle.get(stage, 0) / pages / 1024:.2f} KB | "
                      f"{size.stage_written.get(stage, 0) / pages / 1024:.2f} KB |")
-    all_python = (sum(size.stage_python_cpu.get(stage, 0.0) for stage in size.stage_cpu)
-                  if all(size.stage_python_cpu.get(stage) for stage in size.stage_cpu) else None)
+    all_python = size.python_cpu_total()
     lines.append(f"| all jobs | {size.cpu_seconds / pages * 1000:.2f} ms | "
                  f"{python(size.cpu_seconds, all_python)} | "
                  f"{size.shuffle_bytes_per_page / 1024:.2f} KB | "
