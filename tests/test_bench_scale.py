@@ -8,6 +8,7 @@ import math
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -162,6 +163,9 @@ def test_verdicts_and_table_against_the_goals(tmp_path):
     assert "| reducer input skew (max/mean) | 1.50 (related 1) |" in table
     assert "| … of its Python reducer | 50 MB | 50 MB | 50 MB |" in table
     assert "| … of its Python mapper | not measured |" in table
+    assert "| database records | 1,000 | 2,000 | 4,000 |" in table
+    chain_alone = [summarise([replace(run(p, 1.0), records=0)]) for p in (1000, 2000)]
+    assert "database records" not in format_fig8_table(chain_alone)  # --graph writes none
     fig9 = format_fig9_table({1: sizes[0], 2: sizes[1]})
     assert fig9.splitlines()[0] == "| | 1 container | 2 containers |"
     assert "| total | 40.0 s | 80.0 s |" in fig9

@@ -202,6 +202,8 @@ def format_fig8_table(sizes: Sequence[SizeSummary]) -> str:
         ("database records", (f"{s.records:,}" for s in sizes)),
         ("runs (median of)", (str(s.runs) for s in sizes)),
     ]
+    if not any(s.records for s in sizes):  # --graph: the chain alone writes no database
+        rows = [(name, row) for name, row in rows if name != "database records"]
     for name, row in rows:
         lines.append(f"| {name} | " + " | ".join(row) + " |")
     return "\n".join(lines)
