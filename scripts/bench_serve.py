@@ -38,6 +38,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
 from relatedpages.store.db import RelatedPagesDB, build_database, read_manifest  # noqa: E402
 
 GOAL_RATE, GOAL_P99_MS = 2000.0, 20.0
@@ -191,7 +192,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="server processes. Default: %(default)s")
     parser.add_argument("--runs", type=int, default=1, help="Default: %(default)s")
     parser.add_argument("--db", default=str(REPO / "out" / "bench" / "serve-db"))
-    parser.add_argument("--crawl", default=str(REPO.parent / "shared" / "data" / "web"))
+    parser.add_argument("--crawl", default=str(shared_data_dir() / "web"))
     parser.add_argument("--queries", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")

@@ -30,6 +30,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
+
 RelatedDict = Mapping[str, Sequence[Sequence[Any]]]
 
 
@@ -110,7 +112,7 @@ def _table(title: str, heads: Sequence[str], rows: Sequence[tuple[str, list[floa
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--data", default=str(shared_data_dir()))
     parser.add_argument("--seed", type=int, default=1, help="hub split (1 = development)")
     parser.add_argument("--pages", type=int, default=10_000)
     parser.add_argument("--web-seed", type=int, default=7)

@@ -15,6 +15,7 @@ from relatedpages.evaluation.segmentation import (
     evaluate, manual_blocks, path_annotated_pages, site_of_page, split_by_site,
 )
 from segmenter import segment_html
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 ZH = REPO / "annotations" / "zh-gne.tsv"
@@ -84,18 +85,18 @@ def test_two_urls_or_a_repeated_path_for_one_page_are_refused(tmp_path) -> None:
 def test_outline_and_evaluation_from_the_command_line(shared_data, tmp_path) -> None:
     page = shared_data("zh/gne-pages") / "tests" / "xinhuanet" / "1.html"
     done = subprocess.run([sys.executable, "-m", "relatedpages.cli", "eval", "outline", str(page)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+                          cwd=REPO, capture_output=True, text=True, timeout=guard(120))
     assert done.returncode == 0, done.stderr
     assert "/html/body/div[3]/div[3]/div/ul  ul.right-wap.hot-news  5  " in done.stdout
     done = subprocess.run([sys.executable, "-m", "relatedpages.cli", "eval", "segmentation", str(ZH),
                            "--plot", str(tmp_path / "zh.png"), "--worst", "3"],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+                          cwd=REPO, capture_output=True, text=True, timeout=guard(300))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("pages: test (seed 1)") and "Nearest container (judged)" in done.stdout
     bad = tmp_path / "bad.tsv"
     bad.write_text("zh/no-such-page.html\thttp://x/\t/html\tMenu\n", encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "relatedpages.cli", "eval", "segmentation", str(bad)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+                          cwd=REPO, capture_output=True, text=True, timeout=guard(120))
     assert done.returncode == 2 and "zh/no-such-page.html is not in" in done.stderr
     assert "Traceback" not in done.stderr
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "bench_baselines.py"
@@ -46,7 +47,7 @@ def parents_of(edges: list[tuple[str, str]]) -> dict[str, set[str]]:
 
 def run(*args: str | Path | int, check: bool = True) -> subprocess.CompletedProcess[str]:
     result = subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True,
-                            timeout=120, cwd=REPO)
+                            timeout=guard(120), cwd=REPO)
     if check:
         assert result.returncode == 0, result.stderr[-3000:]
     return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -13,7 +14,7 @@ def test_bench_chain_prints_the_table_on_a_tiny_crawl(tmp_path):
     result = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "bench_chain.py"), "--base-pages", "300",
          "--runs", "1", "--work", str(tmp_path)],
-        capture_output=True, text=True, timeout=120, cwd=REPO,
+        capture_output=True, text=True, timeout=guard(120), cwd=REPO,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "equals run_job(MRRelatedPages)" in result.stderr

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "bench_runners.py"
@@ -25,7 +26,7 @@ def test_bench_runners_prints_the_table_and_json(tmp_path):
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "--pages", "40", "--runs", "1", "--runners", "inline",
          "--work", str(tmp_path), "--json"],
-        capture_output=True, text=True, timeout=300, cwd=REPO,
+        capture_output=True, text=True, timeout=guard(300), cwd=REPO,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
@@ -42,7 +43,7 @@ def test_bench_runners_prints_the_table_and_json(tmp_path):
 
 def test_unknown_runner_is_a_usage_error(tmp_path):
     result = subprocess.run([sys.executable, str(SCRIPT), "--runners", "inline,spark"],
-                            capture_output=True, text=True, timeout=60, cwd=REPO)
+                            capture_output=True, text=True, timeout=guard(60), cwd=REPO)
     assert result.returncode == 2
     assert "unknown runner(s) spark" in result.stderr
 

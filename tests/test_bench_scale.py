@@ -40,6 +40,7 @@ from relatedpages.evaluation.scale import (
     summarise,
     verdicts,
 )
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -314,7 +315,7 @@ def test_bench_scale_on_the_minicluster(tmp_path):
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--sizes", "60", "--maps", "2", "--reduces", "2",
          "--fixed-pages", "0", "--out", str(tmp_path), "--json"],
-        capture_output=True, text=True, timeout=2400, cwd=REPO)
+        capture_output=True, text=True, timeout=guard(2400), cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "checked: the YARN database equals the inline build" in done.stderr
     out = done.stdout
@@ -335,7 +336,7 @@ def test_bench_scale_on_the_minicluster(tmp_path):
     # the costed plan (docs/scale.md) is printed from this very file
     projected = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "project_scale.py"), str(tmp_path / "scale.json")],
-        capture_output=True, text=True, timeout=120, cwd=REPO)
+        capture_output=True, text=True, timeout=guard(120), cwd=REPO)
     assert projected.returncode == 0, projected.stderr
     source = f"the pipeline, generated web, 60 pages ({tmp_path / 'scale.json'})"
     assert f"| {source} | {size['cpu_seconds'] / 60 * 1000:.2f} ms |" in projected.stdout
@@ -362,7 +363,7 @@ def test_the_chain_alone_on_a_real_graph_on_the_minicluster(tmp_path, shared_dat
         [sys.executable, str(SCRIPT), "--graph", str(arcs), "--sizes", "60,120", "--maps", "2",
          "--reduces", "2", "--fixed-pages", "0", "--spark", "--hot-keys",
          "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=2400, cwd=REPO)
+        capture_output=True, text=True, timeout=guard(2400), cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "checked: the YARN chain's output equals the inline chain's" in done.stderr
     assert "checked: the Spark chain's output equals the inline chain's" in done.stderr
@@ -396,7 +397,7 @@ def test_the_chain_alone_on_a_real_graph_on_the_minicluster(tmp_path, shared_dat
 
 def test_spark_without_a_graph_is_a_usage_error():
     done = subprocess.run([sys.executable, str(SCRIPT), "--spark"], capture_output=True,
-                          text=True, timeout=120, cwd=REPO)
+                          text=True, timeout=guard(120), cwd=REPO)
     assert done.returncode == 2 and "--spark runs the chain alone: give --graph" in done.stderr
 
 
@@ -448,7 +449,7 @@ def test_copies_of_a_graph_add_pages_with_the_same_related_pages(tmp_path, share
                                    graph_records(successors, sorted(successors))))
         done = subprocess.run([sys.executable, "-m", "jobs.related", "-r", "inline",
                                str(records), "-o", str(tmp_path / name)],
-                              capture_output=True, text=True, cwd=REPO, timeout=600)
+                              capture_output=True, text=True, cwd=REPO, timeout=guard(600))
         assert done.returncode == 0, done.stderr[-2000:]
         lines = [line.split("\t") for part in sorted((tmp_path / name).glob("part-*"))
                  for line in part.read_text().splitlines()]
@@ -475,7 +476,7 @@ def test_copies_of_a_graph_add_pages_with_the_same_related_pages(tmp_path, share
 
 def test_a_missing_graph_is_a_usage_error(tmp_path):
     done = subprocess.run([sys.executable, str(SCRIPT), "--graph", str(tmp_path / "none.tsv")],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+                          capture_output=True, text=True, timeout=guard(120), cwd=REPO)
     assert done.returncode == 2 and "is not a file" in done.stderr
 
 
@@ -483,7 +484,7 @@ def test_a_work_folder_the_bench_did_not_make_is_left_alone(tmp_path):
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "mine.txt").write_text("keep me")
     done = subprocess.run([sys.executable, str(SCRIPT), "--sizes", "10", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+                          capture_output=True, text=True, timeout=guard(120), cwd=REPO)
     assert done.returncode == 1
     assert "was not made by bench_scale" in done.stderr and "Traceback" not in done.stderr
     assert (tmp_path / "work" / "mine.txt").read_text() == "keep me"
@@ -491,7 +492,7 @@ def test_a_work_folder_the_bench_did_not_make_is_left_alone(tmp_path):
 
 def test_bad_sizes_are_a_usage_error():
     done = subprocess.run([sys.executable, str(SCRIPT), "--sizes", "10,x"], capture_output=True,
-                          text=True, timeout=120, cwd=REPO)
+                          text=True, timeout=guard(120), cwd=REPO)
     assert done.returncode == 2 and "comma-separated whole numbers" in done.stderr
 
 
@@ -505,15 +506,15 @@ def test_the_python_launcher_reports_the_task_s_own_peak_memory_and_cpu(tmp_path
     env = {"mapreduce_task_attempt_id": "attempt_1795_0003_r_000001_0", "PATH": "/usr/bin:/bin"}
     grow = "import sys; x = bytearray(60 * 2**20); sys.stdout.write(sys.stdin.read().upper())"
     done = subprocess.run([str(launcher), "-c", grow], input="abc", env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=guard(60))
     assert done.returncode == 0 and done.stdout == "ABC"
     spin = "import time; end = time.process_time() + 0.5\nwhile time.process_time() < end: pass"
-    assert subprocess.run([str(launcher), "-c", spin], env=env, timeout=60).returncode == 0
+    assert subprocess.run([str(launcher), "-c", spin], env=env, timeout=guard(60)).returncode == 0
     usage = read_python_reports(reports)
     assert list(usage) == ["task_1795_0003_r_000001"]
     task = usage["task_1795_0003_r_000001"]
     assert 60 * 1024 < task.peak_kb < 200 * 1024  # KB: the 60 MB, not more
     assert 0.5 <= task.cpu_seconds < 5  # both processes' CPU: the spin's half second and more
     assert read_python_reports(reports) == {}  # read once
-    failed = subprocess.run([str(launcher), "-c", "raise SystemExit(3)"], env=env, timeout=60)
+    failed = subprocess.run([str(launcher), "-c", "raise SystemExit(3)"], env=env, timeout=guard(60))
     assert failed.returncode == 3

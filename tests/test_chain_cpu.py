@@ -16,6 +16,7 @@ from relatedpages.evaluation.chain_cpu import (
     ChainCpuError, chain_costs, in_sample, run_task, task_environment, write_sample)
 from relatedpages.evaluation.pair_census import page_records, pair_census
 from relatedpages.scoring.options import add_chain_options, chain_params_from
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -70,7 +71,7 @@ def test_a_failing_task_is_an_error_with_its_stderr(tmp_path: Path) -> None:
 def test_the_command_prints_the_machine_a_row_per_size_and_the_slope() -> None:
     done = subprocess.run([sys.executable, "scripts/chain_cpu.py", "--pages", "300,600",
                            "--sample", "150", "--runs", "1"],
-                          cwd=REPO, capture_output=True, text=True, timeout=900)
+                          cwd=REPO, capture_output=True, text=True, timeout=guard(900))
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert lines[0].startswith("machine: ") and "cores" in lines[0]
@@ -83,7 +84,7 @@ def test_the_command_prints_the_machine_a_row_per_size_and_the_slope() -> None:
 
 def test_the_command_refuses_bad_sizes() -> None:
     done = subprocess.run([sys.executable, "scripts/chain_cpu.py", "--pages", "300,many"],
-                          cwd=REPO, capture_output=True, text=True, timeout=60)
+                          cwd=REPO, capture_output=True, text=True, timeout=guard(60))
     assert done.returncode == 2 and "--pages: whole numbers" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -98,7 +99,7 @@ def test_against_a_revision_compares_run_for_run_and_checks_the_output() -> None
     known = _worktrees()
     done = subprocess.run([sys.executable, "scripts/chain_cpu.py", "--pages", "300",
                            "--sample", "300", "--runs", "1", "--against", "HEAD"],
-                          cwd=REPO, capture_output=True, text=True, timeout=900)
+                          cwd=REPO, capture_output=True, text=True, timeout=guard(900))
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert lines[1].startswith("against: ")
@@ -115,7 +116,7 @@ def test_a_revision_git_does_not_know_is_an_error_and_leaves_nothing() -> None:
     known = _worktrees()
     done = subprocess.run([sys.executable, "scripts/chain_cpu.py", "--pages", "300",
                            "--runs", "1", "--against", "no-such-revision"],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+                          cwd=REPO, capture_output=True, text=True, timeout=guard(300))
     assert done.returncode == 1
     assert "chain_cpu: --against: git cannot check out 'no-such-revision'" in done.stderr
     assert "Traceback" not in done.stderr

@@ -7,13 +7,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def relatedpages(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "relatedpages.cli", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=guard(300))
 
 
 def test_segment_prints_blocks_and_a_summary_with_counters(tmp_path):
@@ -126,7 +127,7 @@ def test_query_into_a_closed_pipe_ends_quietly(built):
     urls = sample_queries(folder / "crawl.warc.gz", 4) * 200
     done = subprocess.run(
         f"{sys.executable} -m relatedpages.cli query --db {folder / 'db'} {' '.join(urls)} | head -1",
-        shell=True, capture_output=True, text=True, cwd=REPO, timeout=120)
+        shell=True, capture_output=True, text=True, cwd=REPO, timeout=guard(120))
     assert done.stdout.count("\n") == 1
     assert "Traceback" not in done.stderr and "Broken pipe" not in done.stderr
 

@@ -14,6 +14,7 @@ import pytest
 
 from relatedpages.cli import main
 from relatedpages.store.linkindex import build_link_index_from_segments
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -279,7 +280,7 @@ def test_a_related_pages_database_is_not_a_link_index(tmp_path: Path, capsys: py
 def test_the_installed_command_line(id_index: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "relatedpages.cli", "query", "--links", str(id_index),
                            "--algorithm", "extended-cocitation", "2"], cwd=REPO, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=guard(120))
     assert done.returncode == 0, done.stderr
     assert "   1.    3.000  3" in done.stdout
 

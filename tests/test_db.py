@@ -35,6 +35,7 @@ from relatedpages.store.db import (
     partition_of,
     read_manifest,
 )
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -137,7 +138,7 @@ def test_build_is_byte_identical_under_another_hash_seed(tmp_path: Path) -> None
     )
     for seed in ("1", "2"):
         subprocess.run([sys.executable, "-c", script, str(tmp_path / f"seed{seed}")], cwd=REPO, check=True,
-                       env={**os.environ, "PYTHONHASHSEED": seed}, timeout=60)
+                       env={**os.environ, "PYTHONHASHSEED": seed}, timeout=guard(60))
         for index in range(PARTITIONS):
             name = partition_name(index)
             assert (tmp_path / "here" / name).read_bytes() == (tmp_path / f"seed{seed}" / name).read_bytes()

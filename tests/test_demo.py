@@ -4,6 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -11,7 +12,7 @@ REPO = Path(__file__).resolve().parent.parent
 def demo(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "relatedpages.cli", "demo", "--pages", "300",
                            "--runner", "inline", "--queries", "1", *args],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
+                          cwd=REPO, capture_output=True, text=True, timeout=guard(600))
 
 
 def test_a_folder_the_demo_did_not_make_is_refused_and_kept(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from relatedpages.evaluation.segmentation import (
     sweep_t1,
 )
 from segmenter.adjust import T1_DEFAULT
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -115,7 +116,7 @@ def test_cli_prints_table_and_writes_the_plot(kreuzer, tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "eval", "segmentation", str(kreuzer),
          "--plot", str(plot), "--json", "--split", "all"],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
+        cwd=REPO, capture_output=True, text=True, timeout=guard(300),
     )
     assert done.returncode == 0, done.stderr
     assert "After adjusting (judged)" in done.stdout and "E-precision (%)" in done.stdout
@@ -129,7 +130,7 @@ def test_cli_prints_table_and_writes_the_plot(kreuzer, tmp_path):
 def test_cli_rejects_a_folder_without_annotations(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "eval", "segmentation", str(tmp_path)],
-        cwd=REPO, capture_output=True, text=True, timeout=60,
+        cwd=REPO, capture_output=True, text=True, timeout=guard(60),
     )
     assert done.returncode == 2
     assert "not an annotated data set" in done.stderr
@@ -140,7 +141,7 @@ def test_the_default_table_is_the_test_split_and_the_sweep_the_development_split
         done = subprocess.run(
             [sys.executable, "-m", "relatedpages.cli", "eval", "segmentation", str(kreuzer),
              "--worst", "0", "--plot", "/dev/null", *flags],
-            cwd=REPO, capture_output=True, text=True, timeout=300)
+            cwd=REPO, capture_output=True, text=True, timeout=guard(300))
         assert done.returncode == 0, done.stderr
         return done.stdout
 

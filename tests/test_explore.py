@@ -21,6 +21,7 @@ import pytest
 
 from relatedpages.store.db import build_database
 from tests.web import chromium, free_port, wait_until
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -56,7 +57,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     _warc(folder / "hostile.warc.gz")
     built = subprocess.run([sys.executable, "-m", "relatedpages.cli", "build", str(folder / "hostile.warc.gz"),
                             "--db", str(folder / "block"), "--runner", "inline"],
-                           cwd=REPO, capture_output=True, text=True, timeout=600)
+                           cwd=REPO, capture_output=True, text=True, timeout=guard(600))
     assert built.returncode == 0, built.stderr
     build_database([(TARGETS[0], [[EVIL, 9.0, [["evil.example", 1.0, EVIL, HOSTILE]]],
                                   [TARGETS[1], 1.0, [["ok.example", 1.0]]]])],
@@ -66,7 +67,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = subprocess.Popen([sys.executable, "-m", "relatedpages.cli", "serve", "--db", f"block={folder / 'block'}",
                                "--db", f"crafted={folder / 'crafted'}", "--port", str(port), "--workers", "1"],
                               cwd=REPO, stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + guard(30)
     while " ready: " not in (folder / "server.log").read_text():
         assert server.poll() is None and time.monotonic() < deadline, (folder / "server.log").read_text()
         time.sleep(0.1)
@@ -74,7 +75,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        server.wait(timeout=guard(30))
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +94,7 @@ def _columns(browser: Any) -> dict[str, Any]:
 
 def _api(site: str, url: str, algorithm: str) -> dict[str, Any]:
     query = urllib.parse.urlencode({"url": url, "algorithm": algorithm})
-    with urllib.request.urlopen(f"{site}/api/related?{query}", timeout=10) as response:
+    with urllib.request.urlopen(f"{site}/api/related?{query}", timeout=guard(10)) as response:
         return dict(json.loads(response.read()))
 
 
@@ -118,7 +119,7 @@ def test_a_lookup_shows_both_databases_side_by_side(browser: Any, site: str) -> 
         shown = [link.get_attribute("href") or link.text
                  for link in column.find_elements("css selector", "ol.results > li > a, ol.results > li > span.unsafe")]
         assert shown == [item["url"] for item in _api(site, TARGETS[0], algorithm)["related"]]
-    headers = urllib.request.urlopen(site + "/", timeout=10).headers
+    headers = urllib.request.urlopen(site + "/", timeout=guard(10)).headers
     assert "script-src 'self'" in headers["Content-Security-Policy"]
     assert "unsafe-inline" not in headers["Content-Security-Policy"]
 

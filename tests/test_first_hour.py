@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -14,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 def relatedpages(*args: str, tmpdir: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, **({"TMPDIR": str(tmpdir)} if tmpdir else {}))
     return subprocess.run([sys.executable, "-m", "relatedpages.cli", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=guard(300))
 
 
 def test_a_folder_is_searched_for_inputs(tmp_path: Path) -> None:
@@ -88,7 +89,7 @@ def test_hadoop_without_its_environment_says_what_to_do(tmp_path: Path) -> None:
     for command in (["build", "examples/tiny-web", "--db", str(tmp_path / "db"), "--runner", "hadoop"],
                     ["segment", "examples/tiny-web/urls.tsv", "-r", "hadoop"]):
         done = subprocess.run([sys.executable, "-m", "relatedpages.cli", *command], cwd=REPO,
-                              env=env, capture_output=True, text=True, timeout=120)
+                              env=env, capture_output=True, text=True, timeout=guard(120))
         assert done.returncode == 2, command
         assert done.stderr.strip().startswith(
             "relatedpages: error: --runner hadoop: no `hadoop` command on PATH and HADOOP_HOME "

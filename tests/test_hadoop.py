@@ -28,7 +28,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
-from tests.prerequisites import run_hadoop_script
+from tests.prerequisites import guard, run_hadoop_script
 
 pytestmark = [pytest.mark.hadoop, pytest.mark.slow]
 
@@ -121,7 +121,7 @@ def run_cli(job: str, runner: str, inputs: list[Path], folder: Path, *job_args: 
         output_uri = str(out)
     args += [*map(str, inputs), "-o", output_uri]
     proc = subprocess.run(args, cwd=folder, env=job_env(), capture_output=True, text=True,
-                          timeout=600)
+                          timeout=guard(600))
     log = proc.stderr
     (folder / f"{runner}.log").write_text(log, encoding="utf-8")
     assert proc.returncode == 0, log[-4000:]
@@ -225,13 +225,13 @@ def test_relatedpages_build_with_the_hadoop_runner(hadoop_home, tmp_path):
     crawl = tmp_path / "crawl.warc.gz"
     generated = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "generate", "--pages", "300", "--seed", "4",
-         "-o", str(crawl)], cwd=REPO, capture_output=True, text=True, timeout=300)
+         "-o", str(crawl)], cwd=REPO, capture_output=True, text=True, timeout=guard(300))
     assert generated.returncode == 0, generated.stderr
     done = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "build", str(crawl), "--db", str(tmp_path / "db"),
          "--runner", "hadoop", "--job-arg=--t=1.0", "--log", str(tmp_path / "hadoop.log"),
          "--hot-keys", "3"],
-        cwd=REPO, env=job_env(), capture_output=True, text=True, timeout=900)
+        cwd=REPO, env=job_env(), capture_output=True, text=True, timeout=guard(900))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "pages                300" in done.stdout
     assert "(hadoop runner)" in done.stdout
@@ -252,7 +252,7 @@ def test_relatedpages_build_with_the_hadoop_runner(hadoop_home, tmp_path):
     inline = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "build", str(crawl), "--db", str(tmp_path / "db-inline"),
          "--runner", "inline", "--job-arg=--t=1.0"], cwd=REPO, capture_output=True, text=True,
-        timeout=900)
+        timeout=guard(900))
     assert inline.returncode == 0, inline.stderr[-3000:]
     with RelatedPagesDB(tmp_path / "db") as planned, RelatedPagesDB(tmp_path / "db-inline") as plain:
         assert list(planned.records()) == list(plain.records())

@@ -25,6 +25,7 @@ from relatedpages.scoring.options import preset_link_params
 from relatedpages.scoring.similarity import preset_params
 from relatedpages.store.hotkeys import (
     PlanError, every_key, pair_key, partition, plan_keys, read_plan, write_plan)
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 HUB_PAGES = 40  # the first pages of awesomehub: lists of 100-1,000 links
@@ -185,18 +186,18 @@ def test_key_skew_prints_the_skew_and_writes_a_plan(shared_data, tmp_path):
     script = REPO / "scripts" / "key_skew.py"
     done = subprocess.run([sys.executable, str(script), "--graph", str(arcs), "--pages", "200",
                            "--reducers", "4,64", "--sample", "1"], capture_output=True, text=True,
-                          cwd=REPO, timeout=600)
+                          cwd=REPO, timeout=guard(600))
     assert done.returncode == 0, done.stderr
     assert "| arcs, 200 pages (seed 1) | 64 |" in done.stdout
     assert "64 reducers: skew" in done.stdout
     plan = tmp_path / "plan.tsv"
     done = subprocess.run([sys.executable, str(script), "--graph", str(arcs), "--pages", "200",
                            "--plan", "64", "--out", str(plan), "--sample", "1"],
-                          capture_output=True, text=True, cwd=REPO, timeout=600)
+                          capture_output=True, text=True, cwd=REPO, timeout=guard(600))
     assert done.returncode == 0, done.stderr
     assert read_plan(plan) and f"wrote {plan}" in done.stdout
     done = subprocess.run([sys.executable, str(script), "--web", "120", "--reducers", "4"],
-                          capture_output=True, text=True, cwd=REPO, timeout=600)
+                          capture_output=True, text=True, cwd=REPO, timeout=guard(600))
     assert done.returncode == 0, done.stderr
     assert "| generated web, 120 pages (seed 1) | 4 |" in done.stdout
     records = tmp_path / "seg.jsonl"
@@ -211,13 +212,13 @@ def test_key_skew_prints_the_skew_and_writes_a_plan(shared_data, tmp_path):
     by_job = tmp_path / "by-job.tsv"
     done = subprocess.run([sys.executable, str(script), "--records", str(records), "--plan", "2",
                            "--out", str(by_job), "--runner", "inline", "--sample", "1"],
-                          capture_output=True, text=True, cwd=REPO, timeout=600)
+                          capture_output=True, text=True, cwd=REPO, timeout=guard(600))
     assert done.returncode == 0, done.stderr
     assert "of 3 sampled records" in done.stdout and f"wrote {by_job}" in done.stdout
     in_process = tmp_path / "in-process.tsv"
     done = subprocess.run([sys.executable, str(script), "--records", str(records), "--plan", "2",
                            "--out", str(in_process), "--sample", "1"],
-                          capture_output=True, text=True, cwd=REPO, timeout=600)
+                          capture_output=True, text=True, cwd=REPO, timeout=guard(600))
     assert done.returncode == 0, done.stderr
     assert read_plan(by_job) == read_plan(in_process) != {}
     # several record files: every one is an input of the count job
@@ -231,13 +232,13 @@ def test_key_skew_prints_the_skew_and_writes_a_plan(shared_data, tmp_path):
         plans.append(tmp_path / f"both{len(runner)}.tsv")
         done = subprocess.run([sys.executable, str(script), "--records", str(records), str(more),
                                "--plan", "2", "--out", str(plans[-1]), "--sample", "1", *runner],
-                              capture_output=True, text=True, cwd=REPO, timeout=600)
+                              capture_output=True, text=True, cwd=REPO, timeout=guard(600))
         assert done.returncode == 0, done.stderr
         assert ("of 4 sampled records" in done.stdout) == bool(runner)  # the job read both
     assert read_plan(plans[0]) == read_plan(plans[1]) != read_plan(in_process)
     done = subprocess.run([sys.executable, str(script), "--records", str(records),
                            "--reducers", "2", "--with-plan", str(by_job)],
-                          capture_output=True, text=True, cwd=REPO, timeout=600)
+                          capture_output=True, text=True, cwd=REPO, timeout=guard(600))
     assert done.returncode == 0, done.stderr
     assert f"the plan in {by_job} (2 pages routed" in done.stdout
     assert "| seg.jsonl | 2 |" in done.stdout
@@ -389,6 +390,6 @@ def test_a_combiner_would_fold_a_task_s_auxiliary_values_and_a_site_s_cited_valu
     assert fold.pairs < fold.after < fold.values
     assert combiner_fold(hub_records, link, params, len(hub_records)).after >= fold.after
     done = subprocess.run([sys.executable, str(REPO / "scripts" / "key_skew.py"), "--web", "120",
-                           "--combiner", "4"], capture_output=True, text=True, cwd=REPO, timeout=600)
+                           "--combiner", "4"], capture_output=True, text=True, cwd=REPO, timeout=guard(600))
     assert done.returncode == 0, done.stderr
     assert "a combiner over 4 map tasks would leave" in done.stdout and "the hottest page, " in done.stdout

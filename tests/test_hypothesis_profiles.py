@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import hypothesis_profiles as profiles
+from tests.prerequisites import guard
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,6 +88,6 @@ def test_fuzz_budget_skips_once_spent(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("args", [["--scale", "0"], ["--scale", "x"], ["--time-limit", "soon"]])
 def test_fuzz_script_refuses_bad_options(args: list[str]) -> None:
     done = subprocess.run([str(ROOT / "scripts" / "fuzz"), *args], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=guard(60))
     assert done.returncode == 2
     assert done.stderr.startswith("fuzz: ") and "Traceback" not in done.stderr

@@ -15,6 +15,7 @@ from warcio.warcwriter import WARCWriter
 
 import jobrun
 from jobs.segment import MRSegment
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -125,7 +126,7 @@ def test_bad_arguments_are_usage_errors(tmp_path):
         MRSegment(["--max-page-bytes", "0", "x.warc"])
     # ... and on the command line they exit with status 2 and one line on stderr
     done = subprocess.run([sys.executable, "-m", "jobs.segment", "--t1", "3", "x.warc"],
-                          cwd=REPO, capture_output=True, text=True, timeout=60)
+                          cwd=REPO, capture_output=True, text=True, timeout=guard(60))
     assert done.returncode == 2 and "T1 is a ratio" in done.stderr
 
 

@@ -28,7 +28,7 @@ import pytest
 
 from relatedpages.evaluation.proctree import descendants
 from relatedpages.store.db import RelatedPagesDB
-from tests.prerequisites import run_hadoop_script
+from tests.prerequisites import guard, run_hadoop_script
 from tests.test_hadoop import HADOOP_FRAMEWORK_GROUP, REPO, job_env
 
 pytestmark = [pytest.mark.hadoop, pytest.mark.slow]
@@ -50,11 +50,11 @@ def cluster_env() -> Iterator[dict[str, str]]:
             env[name] = value.strip("'")
         yield env
     finally:
-        subprocess.run([str(MINICLUSTER), "stop"], capture_output=True, timeout=120)
+        subprocess.run([str(MINICLUSTER), "stop"], capture_output=True, timeout=guard(120))
 
 
 def hdfs(env: dict[str, str], *args: str) -> bytes:
-    done = subprocess.run([str(HADOOP), "fs", *args], env=env, capture_output=True, timeout=300)
+    done = subprocess.run([str(HADOOP), "fs", *args], env=env, capture_output=True, timeout=guard(300))
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
     return done.stdout
 
@@ -73,7 +73,7 @@ def test_nightly_on_the_cluster(cluster_env, tmp_path):
     crawl = tmp_path / "crawl.warc.gz"
     generated = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "generate", "--pages", "300", "--seed", "4",
-         "-o", str(crawl)], cwd=REPO, capture_output=True, text=True, timeout=300)
+         "-o", str(crawl)], cwd=REPO, capture_output=True, text=True, timeout=guard(300))
     assert generated.returncode == 0, generated.stderr
     hdfs(cluster_env, "-mkdir", "-p", "/crawl/latest")
     hdfs(cluster_env, "-put", "-f", str(crawl), "/crawl/latest/")
@@ -82,7 +82,7 @@ def test_nightly_on_the_cluster(cluster_env, tmp_path):
         [str(REPO / "scripts" / "nightly"), "--runner", "hadoop", "--work", "hdfs:///user/rp",
          "--db", str(tmp_path / "db-yarn"), "--job-arg=--t=1.0",
          "--job-arg=--hadoop-tmp-dir=hdfs:///tmp/mrjob", "hdfs:///crawl/latest/*.warc.gz"],
-        cwd=tmp_path, env=cluster_env, capture_output=True, text=True, timeout=900)
+        cwd=tmp_path, env=cluster_env, capture_output=True, text=True, timeout=guard(900))
     assert night.returncode == 0, night.stderr[-3000:]
     assert " ok: " in night.stdout and "(hadoop runner;" in night.stdout
     log = next((tmp_path / "db-yarn.logs").glob("nightly-*.log")).read_text()
@@ -98,7 +98,7 @@ def test_nightly_on_the_cluster(cluster_env, tmp_path):
     inline = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "build", str(crawl), "--db",
          str(tmp_path / "db-inline"), "--runner", "inline", "--job-arg=--t=1.0"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=900)
+        cwd=tmp_path, capture_output=True, text=True, timeout=guard(900))
     assert inline.returncode == 0, inline.stderr[-3000:]
     with RelatedPagesDB(tmp_path / "db-yarn") as yarn, RelatedPagesDB(tmp_path / "db-inline") as local:
         yarn_records = list(yarn.records())
@@ -139,11 +139,11 @@ def _start_streaming_job(env: dict[str, str], tmp_path: Path, folder: str,
 def _wait_for_processes(client: subprocess.Popen[bytes], tmp_path: Path, argv: list[str],
                         count: int) -> None:
     """Until ``count`` processes run ``argv`` (the job's task among them), for 300 s at most."""
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + guard(300)
     while len(_processes_running(argv)) < count:
         log = (tmp_path / "client.log").read_text(errors="replace")[-2000:]
         assert client.poll() is None, f"the streaming job ended before its task started:\n{log}"
-        assert time.monotonic() < deadline, f"the task's mapper did not start in 300 s:\n{log}"
+        assert time.monotonic() < deadline, f"the task's mapper did not start in {guard(300):.0f} s:\n{log}"
         time.sleep(1)
 
 
@@ -194,11 +194,11 @@ def test_the_cluster_and_its_containers_listen_on_loopback_only(cluster_env, tmp
         wide = {pid: [str(a) for a in addresses if not _is_loopback(a)]
                 for pid, addresses in listening.items()}
         assert not any(wide.values()), f"listening beyond loopback: {wide}"
-        assert client.wait(timeout=300) == 0, (tmp_path / "client.log").read_text()[-2000:]
+        assert client.wait(timeout=guard(300)) == 0, (tmp_path / "client.log").read_text()[-2000:]
     finally:
         if client.poll() is None:
             os.killpg(client.pid, signal.SIGKILL)
-            client.wait(timeout=30)
+            client.wait(timeout=guard(30))
 
 
 def test_stop_ends_the_containers_of_a_job_stopped_half_way(cluster_env, tmp_path):
@@ -213,17 +213,17 @@ def test_stop_ends_the_containers_of_a_job_stopped_half_way(cluster_env, tmp_pat
     try:
         _wait_for_processes(client, tmp_path, marker, 2)  # the bystander and the task's mapper
         os.killpg(client.pid, signal.SIGKILL)  # the client dies; its job runs on
-        client.wait(timeout=30)
+        client.wait(timeout=guard(30))
         assert len(_processes_running(marker)) >= 2  # the bystander, and the job's tasks
 
         stopped = subprocess.run([str(MINICLUSTER), "stop"], capture_output=True, text=True,
-                                 timeout=120)
+                                 timeout=guard(120))
         assert stopped.returncode == 0, stopped.stderr
         assert _processes_running(marker) == [bystander.pid]
         assert not (REPO / "hadoop" / "minicluster" / "run").exists()
     finally:
         bystander.kill()
-        bystander.wait(timeout=30)
+        bystander.wait(timeout=guard(30))
         if client.poll() is None:
             os.killpg(client.pid, signal.SIGKILL)
-            client.wait(timeout=30)
+            client.wait(timeout=guard(30))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from relatedpages.store.db import RelatedPagesDB
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 NIGHTLY = REPO / "scripts" / "nightly"
@@ -27,7 +28,7 @@ def crawl(tmp_path_factory) -> Path:
 
 def nightly(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(NIGHTLY), *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600)
+                          timeout=guard(600))
 
 
 def test_a_night_builds_the_database_and_logs_it(crawl, tmp_path):

@@ -13,6 +13,7 @@ from relatedpages.corpus.generate import generate_crawl, read_topics
 from relatedpages.evaluation.pair_census import CONTENT, HUB, SPAM, format_census, kind_of, pair_census
 from relatedpages.scoring.options import add_chain_options, chain_params_from
 from relatedpages.scoring.similarity import SimilarityParams
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,7 +31,7 @@ def test_the_census_counts_the_pairs_the_chain_counts(tmp_path: Path) -> None:
     census = pair_census(crawl.path, topics, link_params, sim_params)
     built = subprocess.run([sys.executable, "-m", "relatedpages.cli", "build", str(crawl.path),
                             "--runner", "inline", "--db", str(tmp_path / "db")],
-                           cwd=REPO, capture_output=True, text=True, timeout=600)
+                           cwd=REPO, capture_output=True, text=True, timeout=guard(600))
     assert built.returncode == 0, built.stderr[-2000:]
     counted = next(int(line.split()[2]) for line in built.stdout.splitlines()
                    if line.strip().startswith("related pairs"))
@@ -53,5 +54,5 @@ def test_kinds_come_from_the_longest_listed_domain() -> None:
 
 def test_the_script_refuses_bad_sizes_in_one_line() -> None:
     done = subprocess.run([sys.executable, "scripts/pair_census.py", "--pages", "many"], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=guard(60))
     assert done.returncode == 2 and "--pages" in done.stderr and "Traceback" not in done.stderr

@@ -35,6 +35,7 @@ stemmer = Porter(mode=Porter.ORIGINAL_ALGORITHM)
 stems = [stemmer.stem(word, to_lowercase=False) for word in json.load(sys.stdin)]
 import nltk
 from nltk.stem import SnowballStemmer
+from tests.prerequisites import guard
 real = nltk.stem.porter.PorterStemmer
 print(json.dumps({"stems": stems, "left": left, "heavy": heavy,
                   "version": nltk.__version__, "same_class": real is Porter,
@@ -45,7 +46,7 @@ print(json.dumps({"stems": stems, "left": left, "heavy": heavy,
 
 def _probe(script: str, words: list[str]) -> dict[str, Any]:
     done = subprocess.run([sys.executable, "-c", script], input=json.dumps(words), cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=guard(120))
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result

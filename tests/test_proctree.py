@@ -35,6 +35,7 @@ time.sleep(1.5)
 def test_an_orphan_is_followed_after_its_parent_exits_and_stderr_and_status_kept():
     program = f"""
 import os, sys, time
+from tests.prerequisites import guard
 if os.fork() == 0:
     time.sleep(0.3)  # the parent has exited: this process is reparented out of the tree
     {BUSY}
@@ -53,7 +54,7 @@ def test_descendants_are_a_process_its_children_and_theirs_not_its_parent():
     # a shell, its subshell, and the subshell's sleep (``; true`` keeps it from exec'ing)
     shell = subprocess.Popen(["bash", "-c", "(sleep 30; true) & wait"])
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + guard(20)
         while len(found := descendants(shell.pid)) < 3 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert shell.pid in found and len(found) == 3
@@ -61,4 +62,4 @@ def test_descendants_are_a_process_its_children_and_theirs_not_its_parent():
     finally:
         for pid in descendants(shell.pid):
             os.kill(pid, signal.SIGKILL)
-        shell.wait(timeout=10)
+        shell.wait(timeout=guard(10))

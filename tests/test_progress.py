@@ -11,13 +11,14 @@ from pathlib import Path
 
 
 from jobs import progress
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def _build(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "relatedpages.cli", "build", *args], cwd=REPO,
-                          text=True, timeout=600, **kwargs)  # type: ignore[call-overload]
+                          text=True, timeout=guard(600), **kwargs)  # type: ignore[call-overload]
 
 
 def test_task_stderr_is_read_incrementally_across_partial_lines(tmp_path: Path) -> None:

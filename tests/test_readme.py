@@ -22,8 +22,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
@@ -69,13 +71,12 @@ def test_every_block_is_marked() -> None:
 
 
 @pytest.fixture(scope="module")
-def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def checkout(tmp_path_factory: pytest.TempPathFactory, shared_data: Any) -> Path:
     """A scratch folder that looks like a checkout beside ``../shared``: commands write
     their ``out/`` there, never into the repository's."""
     root = tmp_path_factory.mktemp("readme")
-    shared = REPO.parent / "shared"
-    if shared.exists():
-        (root / "shared").symlink_to(shared)
+    (root / "shared").mkdir()
+    (root / "shared" / "data").symlink_to(shared_data(".").resolve())
     work = root / "relatedpages"
     work.mkdir()
     for entry in REPO.iterdir():
@@ -87,7 +88,7 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _run(block: Block, cwd: Path) -> str:
     env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.text], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=guard(600))
     assert done.returncode == 0, f"README.md:{block.line}: exit {done.returncode}\n{done.stderr[-3000:]}"
     return done.stdout
 
@@ -167,7 +168,7 @@ def test_eval_related_tables_are_what_the_command_prints(seed: int, tmp_path: Pa
     done = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "eval", "related", str(data), "--seed", str(seed),
          "--json", "--plot", str(tmp_path / "r.png"), "--plot-categories", str(tmp_path / "c.png")],
-        cwd=REPO, capture_output=True, text=True, timeout=900)
+        cwd=REPO, capture_output=True, text=True, timeout=guard(900))
     assert done.returncode == 0, done.stderr[-2000:]
     scores = json.loads(done.stdout.strip().split("\n")[-1])["scores"]
     columns, rows = readme_table(README.read_text(encoding="utf-8"), f"test split, seed {seed}")

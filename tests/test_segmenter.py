@@ -22,6 +22,7 @@ from segmenter.adjust import (
 )
 from segmenter.scan import Link, Section, count_words
 from segmenter.style import MAX_LAB_DISTANCE, colour_distance, rgb_to_lab
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 URL = "http://example.com/dir/page.html"
@@ -368,7 +369,7 @@ def test_heading_text_on_real_pages(shared_data):
 
 def _run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "segmenter", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=guard(120))
 
 
 def test_cli_json_for_one_page():

@@ -21,6 +21,7 @@ import pytest
 
 from relatedpages.store.db import build_database
 from tests.web import free_port
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 QUERY = "https://hub.example/page"
@@ -37,7 +38,7 @@ def _get(port: int, path: str, body: Any = None, raw: bytes | None = None) -> tu
     request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data,
                                      headers={"Content-Type": "application/json"} if data else {})
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=guard(10)) as response:
             return response.status, json.loads(response.read()), dict(response.headers)
     except urllib.error.HTTPError as error:
         text = error.read()
@@ -50,7 +51,7 @@ def _get(port: int, path: str, body: Any = None, raw: bytes | None = None) -> tu
 
 def _post_chunked(port: int, parts: Iterator[bytes]) -> tuple[int, Any]:
     """POST with chunked transfer encoding: a body whose length is not said up front."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=guard(10))
     try:
         connection.request("POST", "/api/related", body=parts, encode_chunked=True,
                            headers={"Content-Type": "application/json"})
@@ -73,16 +74,16 @@ def server(tmp_path: Path) -> Iterator[tuple[int, Path, subprocess.Popen[str]]]:
         [sys.executable, "-m", "relatedpages.cli", "serve", "--db", str(db), "--port", str(port),
          "--workers", "2", "--check-every", "0.2"],
         cwd=REPO, stdout=subprocess.DEVNULL, stderr=(tmp_path / "server.log").open("w"), text=True)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + guard(30)
     while (tmp_path / "server.log").read_text().count(" ready: block 2 records") < 2:  # both workers
         assert process.poll() is None, (tmp_path / "server.log").read_text()
-        assert time.monotonic() < deadline, "the server did not come up in 30 s"
+        assert time.monotonic() < deadline, f"the server did not come up in {guard(30):.0f} s"
         time.sleep(0.1)
     try:
         yield port, db, process
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.wait(timeout=guard(30))
         print((tmp_path / "server.log").read_text())  # shown when a test fails
 
 
@@ -185,9 +186,9 @@ def test_a_rebuilt_database_is_served_within_seconds_without_a_failed_request(
         for tag in ("second", "third"):
             time.sleep(0.5)
             build_database(_records(tag), db, algorithm="block", parameters={}, source=["test"])
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + guard(10)
             while f"https://{tag}.example/one" not in seen:
-                assert time.monotonic() < deadline, f"{tag} not served within 10 s: {seen}"
+                assert time.monotonic() < deadline, f"{tag} not served within {guard(10):.0f} s: {seen}"
                 time.sleep(0.05)
             # every worker: a fresh connection lands on either
             assert all(_related(port, QUERY)[1]["related"][0]["url"] == f"https://{tag}.example/one"
@@ -195,7 +196,7 @@ def test_a_rebuilt_database_is_served_within_seconds_without_a_failed_request(
     finally:
         stop.set()
         for thread in threads:
-            thread.join(timeout=30)
+            thread.join(timeout=guard(30))
     assert failures == []
     assert _get(port, "/api/health")[1]["databases"]["block"]["swaps"] >= 1
 
@@ -210,7 +211,7 @@ def test_a_corrupt_database_is_never_served(server: tuple[int, Path, Any], tmp_p
     part.write_bytes(bytes(data))
     os.rename(db, tmp_path / "old")  # a careless copy into place, not a build
     os.rename(candidate, db)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + guard(10)
     while True:
         status, health, _ = _get(port, "/api/health")
         if health["databases"]["block"]["problem"]:
@@ -228,7 +229,7 @@ def test_serve_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path) -> None:
                           (["--db", str(tmp_path / "missing")], "--db"),
                           (["--db", str(tmp_path), "--workers", "0"], "--workers")):
         done = subprocess.run([sys.executable, "-m", "relatedpages.cli", "serve", *args], cwd=REPO,
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=guard(60))
         assert done.returncode == 2 and message in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
@@ -245,7 +246,7 @@ def test_the_link_index_methods_answer_as_query_links_does(tmp_path: Path) -> No
                                 str(tmp_path / "links"), "--port", str(port), "--workers", "1"],
                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + guard(30)
         while True:
             try:
                 status, health, _ = _get(port, "/api/health")
@@ -265,4 +266,4 @@ def test_the_link_index_methods_answer_as_query_links_does(tmp_path: Path) -> No
         assert _related(port, pages[3])[1]["algorithm"] == "companion"  # the first, by default
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.wait(timeout=guard(30))

@@ -22,13 +22,14 @@ import pytest
 
 from relatedpages.study.report import cohen_kappa, rscore
 from tests.web import chromium, free_port, wait_until
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([sys.executable, "-m", "relatedpages.cli", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=guard(600))
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 
@@ -65,10 +66,10 @@ def server(study: dict[str, Any]) -> Iterator[str]:
                                 "--studies", str(study["folder"]), "--port", str(port)],
                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     site = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + guard(30)
     while True:
         try:
-            urllib.request.urlopen(f"{site}/api/progress?grader=probe", timeout=5)
+            urllib.request.urlopen(f"{site}/api/progress?grader=probe", timeout=guard(5))
             break
         except OSError:
             assert process.poll() is None and time.monotonic() < deadline
@@ -77,7 +78,7 @@ def server(study: dict[str, Any]) -> Iterator[str]:
         yield site
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.wait(timeout=guard(30))
 
 
 def _grade_for(url: str, query_topic: str, topics: dict[str, str], related: int) -> int:
@@ -138,7 +139,7 @@ def test_grading_resuming_and_the_report(study: dict[str, Any], server: str, tmp
     # a second grader, through the API: 1 where ann gave 2, except on one page
     queries = dict(line.split("\t") for line in (study["folder"] / "queries.tsv").read_text().splitlines())
     for position in range(pages):
-        with urllib.request.urlopen(f"{server}/api/query/{position}?grader=bob", timeout=10) as response:
+        with urllib.request.urlopen(f"{server}/api/query/{position}?grader=bob", timeout=guard(10)) as response:
             page = json.loads(response.read())
         for result in page["results"]:
             grade = _grade_for(result["url"], queries[page["url"]], study["topics"], 1 if position else 2)
@@ -146,7 +147,7 @@ def test_grading_resuming_and_the_report(study: dict[str, Any], server: str, tmp
                                              data=json.dumps({"grader": "bob", "result": result["id"],
                                                               "grade": grade}).encode(),
                                              headers={"Content-Type": "application/json"})
-            assert json.loads(urllib.request.urlopen(request, timeout=10).read())["saved"]
+            assert json.loads(urllib.request.urlopen(request, timeout=guard(10)).read())["saved"]
 
     exported = tmp_path / "grades.csv"
     report = _cli("study", "report", "--name", "s", "--studies", str(study["folder"]), "--csv", str(exported),
@@ -182,7 +183,7 @@ def test_bad_grade_bodies_get_their_status(server: str) -> None:
         request = urllib.request.Request(f"{server}/api/grade", method="POST", data=data,
                                          headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with urllib.request.urlopen(request, timeout=guard(10)) as response:
                 return response.status, json.loads(response.read())
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())

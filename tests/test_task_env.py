@@ -17,6 +17,7 @@ _PROBE = """
 import json, sys
 import jobs.related
 from distutils.spawn import find_executable
+from tests.prerequisites import guard
 print(json.dumps({"setuptools": "setuptools" in sys.modules,
                   "pkg_resources": "pkg_resources" in sys.modules,
                   "sh": bool(find_executable("sh"))}))
@@ -38,7 +39,7 @@ def test_the_tasks_import_mrjob_without_setuptools() -> None:
     cmdenv = _hadoop_cmdenv()
     assert cmdenv.get("SETUPTOOLS_USE_DISTUTILS") == "stdlib"
     done = subprocess.run([sys.executable, "-c", _PROBE], cwd=REPO, env=_task_env(cmdenv),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=guard(120))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"setuptools": False, "pkg_resources": False, "sh": True}
     assert done.stderr == ""  # no deprecation notice in every task's log
@@ -57,7 +58,7 @@ def test_a_task_runs_as_before_in_that_environment(tmp_path: Path) -> None:
     for extra in ({}, _hadoop_cmdenv()):
         done = subprocess.run([sys.executable, "jobs/related.py", "--step-num=0", "--mapper"],
                               cwd=REPO, env=_task_env(extra), input=line, capture_output=True,
-                              text=True, timeout=120)
+                              text=True, timeout=guard(120))
         assert done.returncode == 0, done.stderr
         outputs.append(sorted(done.stdout.splitlines()))  # the shuffle sorts them anyway
     assert outputs[0] == outputs[1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -14,6 +15,6 @@ def test_library_and_jobs_are_mypy_clean(tmp_path):
         [sys.executable, "-m", "mypy", "--ignore-missing-imports", "--python-version", "3.11",
          "--cache-dir", str(tmp_path), "segmenter", "filters", "relatedpages", "jobs",
          *sorted(str(path.relative_to(REPO)) for path in (REPO / "scripts").glob("*.py"))],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
+        cwd=REPO, capture_output=True, text=True, timeout=guard(600),
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -13,6 +13,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -28,12 +29,12 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> Non
             shutil.copy2(REPO / name, source / name)
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet",
                             "--disable-pip-version-check", "-w", str(tmp_path / "dist"), str(source)],
-                           capture_output=True, text=True, timeout=600)
+                           capture_output=True, text=True, timeout=guard(600))
     assert built.returncode == 0, built.stderr[-3000:]
     wheel = next((tmp_path / "dist").glob("relatedpages-*.whl"))
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=guard(120))
     python = venv / "bin" / "python"
     purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                   capture_output=True, text=True, check=True).stdout.strip())
@@ -42,7 +43,7 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> Non
     (purelib / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
     installed = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
                                 "--no-deps", "--no-index", "--quiet", "--disable-pip-version-check",
-                                str(wheel)], capture_output=True, text=True, timeout=600)
+                                str(wheel)], capture_output=True, text=True, timeout=guard(600))
     assert installed.returncode == 0, installed.stderr[-3000:]
 
     elsewhere = tmp_path / "elsewhere"
@@ -52,7 +53,7 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> Non
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(venv / "bin" / "relatedpages"), *args], cwd=elsewhere, env=env,
-                              capture_output=True, text=True, timeout=600)
+                              capture_output=True, text=True, timeout=guard(600))
 
     where = subprocess.run([str(python), "-c", "import relatedpages, filters.config as c; "
                             "print(relatedpages.__file__); print(c.conf_path('stoplist.txt'))"],
@@ -69,6 +70,6 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> Non
     queried = subprocess.run([str(venv / "bin" / "relatedpages"), "query", "--links", "links",
                               "--algorithm", "companion", "--json", "--input", "-"],
                              input=demo.stdout.split("==> relatedpages query --db ")[1].split()[1] + "\n",
-                             cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
+                             cwd=elsewhere, env=env, capture_output=True, text=True, timeout=guard(600))
     assert queried.returncode == 0, queried.stderr[-3000:]
     assert json.loads(queried.stdout)["found"] is True

@@ -7,7 +7,7 @@ import socket
 import time
 from typing import Any
 
-from tests.prerequisites import missing_prerequisite
+from tests.prerequisites import guard, missing_prerequisite
 
 
 def free_port() -> int:
@@ -18,7 +18,7 @@ def free_port() -> int:
 
 def wait_until(condition: Any, seconds: float = 10.0, what: str = "in the browser") -> Any:
     """The first truthy value of ``condition()``, polled until ``seconds`` have passed."""
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + guard(seconds)
     while not (value := condition()):
         assert time.monotonic() < deadline, f"timed out waiting {what}"
         time.sleep(0.05)
