@@ -12,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.prerequisites import guard
+
 REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.slow
 def test_a_short_load_run_has_no_error_and_sees_the_swap(tmp_path: Path) -> None:
     if shutil.which("wrk") is None:
-        from tests.prerequisites import guard, missing_prerequisite
+        from tests.prerequisites import missing_prerequisite
 
         missing_prerequisite("wrk is not installed (scripts/test installs it as root)", "the load smoke run")
     crawl = tmp_path / "crawl.warc.gz"

@@ -20,6 +20,7 @@ from nltk.stem.porter import PorterStemmer
 
 from filters import porter
 from filters.porter import porter_stemmer_class
+from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -35,7 +36,6 @@ stemmer = Porter(mode=Porter.ORIGINAL_ALGORITHM)
 stems = [stemmer.stem(word, to_lowercase=False) for word in json.load(sys.stdin)]
 import nltk
 from nltk.stem import SnowballStemmer
-from tests.prerequisites import guard
 real = nltk.stem.porter.PorterStemmer
 print(json.dumps({"stems": stems, "left": left, "heavy": heavy,
                   "version": nltk.__version__, "same_class": real is Porter,

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from mrjob.conf import load_opts_from_mrjob_conf
 
+from tests.prerequisites import guard
+
 REPO = Path(__file__).resolve().parent.parent
 CONF = REPO / "conf" / "mrjob.conf"
 
@@ -17,7 +19,6 @@ _PROBE = """
 import json, sys
 import jobs.related
 from distutils.spawn import find_executable
-from tests.prerequisites import guard
 print(json.dumps({"setuptools": "setuptools" in sys.modules,
                   "pkg_resources": "pkg_resources" in sys.modules,
                   "sh": bool(find_executable("sh"))}))
