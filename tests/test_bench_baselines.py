@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
 from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent

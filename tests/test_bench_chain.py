@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+
 from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
 from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from relatedpages.store.db import build_database
-from tests.web import chromium, free_port, wait_until
 from tests.prerequisites import guard
+from tests.web import chromium, free_port, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 HOSTILE = "<img src=x onerror=alert(1)>"

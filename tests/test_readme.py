@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
@@ -99,9 +100,8 @@ RUNS = [(block, BLOCKS[i + 1] if i + 1 < len(BLOCKS) and BLOCKS[i + 1].marker ==
 
 @pytest.mark.slow
 @pytest.mark.parametrize("block, output", RUNS, ids=[f"line{block.line}" for block, _ in RUNS])
-def test_run_blocks_work_as_written(block: Block, output: Block | None, checkout: Path,
-                                    shared_data) -> None:
-    shared_data(".")  # the commands read ../shared/data: it must be there (in CI: a failure)
+def test_run_blocks_work_as_written(block: Block, output: Block | None, checkout: Path) -> None:
+    # the commands read ../shared/data: ``checkout`` links it (missing: a skip, in CI a failure)
     printed = _run(block, checkout).split("\n")
     if output is None:
         return

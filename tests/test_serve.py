@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from relatedpages.store.db import build_database
-from tests.web import free_port
 from tests.prerequisites import guard
+from tests.web import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 QUERY = "https://hub.example/page"

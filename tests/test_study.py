@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from relatedpages.study.report import cohen_kappa, rscore
-from tests.web import chromium, free_port, wait_until
 from tests.prerequisites import guard
+from tests.web import chromium, free_port, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 

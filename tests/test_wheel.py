@@ -13,6 +13,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+
 from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
