@@ -12,7 +12,7 @@ from typing import Any
 
 from filters.urls import normalise_url
 from segmenter.adjust import MIN_BLOCK_LINKS, AdjustParams, adjust, blocks_of
-from segmenter.scan import Link, Section, paused_gc, scan_html
+from segmenter.scan import Link, Outline, Section, paused_gc, scan_html
 
 __all__ = [
     "AdjustParams",
@@ -36,6 +36,7 @@ class Segmentation:
     sections: tuple[Section, ...]  # after scanning
     adjusted: tuple[Section, ...]  # after the merge rules
     charset: str = "utf-8"
+    outline: Outline = Outline()  # the scan's repeated siblings (rule 0 read them)
 
     @property
     def blocks(self) -> list[tuple[Link, ...]]:
@@ -78,8 +79,9 @@ def segment_html(text: str, url: str, params: AdjustParams = AdjustParams(),
     page_url = _resolve(url, url) or url
     with paused_gc():
         scanned = scan_html(text, page_url, _resolve, utf8)
-        adjusted = adjust(scanned.sections, params)
-    return Segmentation(page_url, scanned.base_url, scanned.sections, tuple(adjusted))
+        adjusted = adjust(scanned.sections, params, scanned.outline)
+    return Segmentation(page_url, scanned.base_url, scanned.sections, tuple(adjusted),
+                        outline=scanned.outline)
 
 
 def segment_bytes(
@@ -95,8 +97,8 @@ def segment_bytes(
         decoded = decode_html(body, http_charset)
         result = segment_html(decoded.text, url, params, decoded.utf8)
     return Segmentation(
-        result.url, result.base_url, result.sections, result.adjusted, decoded.charset
-    )
+        result.url, result.base_url, result.sections, result.adjusted, decoded.charset,
+        result.outline)
 
 
 def blocks_as_json(blocks: list[tuple[Link, ...]]) -> list[list[dict[str, Any]]]:

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from segmenter import AdjustParams, Segmentation, blocks_as_json, segment_bytes
-from segmenter.adjust import add_adjust_options, adjust_params_from, merge_rule, section_type
+from segmenter.adjust import (
+    add_adjust_options,
+    adjust_params_from,
+    list_groups,
+    merge_rule,
+    section_type,
+)
 from segmenter.scan import Section
 
 EXIT_USAGE = 2
@@ -60,6 +66,7 @@ def _section_record(section: Section, params: AdjustParams, rule: str | None) ->
         "afs": round(section.afs, 4),
         "fonts": list(section.fonts),
         "nested": section.nested,  # with the section before it (rules 1 and 5)
+        "lists": len(section.lists),  # list and card groups around it (rule 0)
         "with_next": rule,
         "anchors": [link.anchor for link in section.links[:5]],
     }
@@ -68,10 +75,11 @@ def _section_record(section: Section, params: AdjustParams, rule: str | None) ->
 def _sections_view(seg: Segmentation, params: AdjustParams) -> list[dict[str, Any]]:
     records = []
     sections = seg.sections
+    lists = list_groups(sections, params, seg.outline)
     for index, section in enumerate(sections):
         rule = None
         if index + 1 < len(sections):
-            rule = merge_rule(section, sections[index + 1], params).value
+            rule = merge_rule(section, sections[index + 1], params, lists).value
         records.append(_section_record(section, params, rule))
     return records
 

@@ -33,8 +33,9 @@ from functools import lru_cache
 from lxml import etree
 
 from segmenter.scan import (
-    BOLD_TAGS, CONTENT_TAGS, HEADINGS, PARTITIONING_TAGS, SECTION_END_TAGS, SECTIONING_TAGS,
-    SKIPPED_TAGS, Link, ScanResult, Section, _INHERIT, _label, _SectionScanner, _Style,
+    BOLD_TAGS, CARD_TAGS, CONTENT_TAGS, HEADINGS, ITEM_TAGS, LIST_TAGS, PARTITIONING_TAGS,
+    SECTION_END_TAGS, SECTIONING_TAGS, SKIPPED_TAGS, Link, Outline, ScanResult, Section,
+    _INHERIT, _label, _SectionScanner, _Style,
 )
 from filters.urls import DEFAULT_INDEX_NAMES, normalise_url
 from segmenter.style import (
@@ -117,13 +118,17 @@ cdef enum:
     _BASE = 128
     _STYLE = 256
     _BODY_OR_FONT = 512
+    _LIST = 1024
+    _ITEM = 2048
+    _CARD = 4096
     _DEPTH_LIMIT = 2040  # deeper: the pure-Python scan (the stacks here are arrays)
 
 cdef dict _TAG_FLAGS = {}
 for _names, _flag in ((SKIPPED_TAGS, _SKIPPED), (PARTITIONING_TAGS, _PARTITIONING),
                       (HEADINGS, _HEADING), (SECTIONING_TAGS, _SECTIONING),
                       (SECTION_END_TAGS, _SECTION_END), (CONTENT_TAGS, _CONTENT), (("a",), _A),
-                      (("base",), _BASE), (("style",), _STYLE), (("body", "font"), _BODY_OR_FONT)):
+                      (("base",), _BASE), (("style",), _STYLE), (("body", "font"), _BODY_OR_FONT),
+                      (LIST_TAGS, _LIST), (ITEM_TAGS, _ITEM), (CARD_TAGS, _CARD)):
     for _name in _names:
         _TAG_FLAGS[_name] = _TAG_FLAGS.get(_name, 0) | _flag
 
@@ -517,10 +522,14 @@ cdef class _Builder:
     cdef bint bold
     cdef object background
     cdef dict fonts
+    cdef object lists  # Section.lists, set at the first text or link (None before)
+    cdef Py_ssize_t headings_seen
 
     def __init__(self, label, Py_ssize_t heading):
         self.label = label
         self.heading = heading
+        self.lists = None
+        self.headings_seen = 0
         self.links = []
         self.link_count = self.words = self.anchor_words = self.chars = 0
         self.weighted_chars = 0.0
@@ -554,6 +563,8 @@ cdef class _Builder:
         fields["fonts"] = described
         fields["heading"] = self.heading if tag in CONTENT_TAGS else 0
         fields["nested"] = nested
+        fields["lists"] = self.lists or ()
+        fields["headings_seen"] = self.headings_seen
         return section
 
 
@@ -594,6 +605,13 @@ cdef class _Walker:
     # Section.nested: len(labels) when the last section was built, the lowest since then
     cdef Py_ssize_t built_depth, lowest_depth
     cdef Py_ssize_t skip_depth, link_depth, headings, heading
+    # repeated siblings (segmenter.scan's _elements, _numbers, _lists, _list_depths, and the
+    # outline's _items); a group's depth is self.depth after its start
+    cdef Py_ssize_t elements
+    cdef Py_ssize_t number_stack[_DEPTH_LIMIT]
+    cdef tuple open_lists
+    cdef list list_depths
+    cdef dict items
     cdef bint base_seen, collecting_css
     cdef list css, link_text, pieces, sections
     cdef object link_href
@@ -615,6 +633,11 @@ cdef class _Walker:
         self.style_stack[0] = <PyObject*>self.scanner._styles[0]
         self.tag_stack[0] = <PyObject*>_DOCUMENT
         self.flag_stack[0] = 0
+        self.number_stack[0] = 0
+        self.elements = 0
+        self.open_lists = ()
+        self.list_depths = []
+        self.items = {}
         self.owned = []
         self.styled_tags = self.scanner._styled_tags
         self.labels = ["body"]
@@ -728,6 +751,8 @@ cdef class _Walker:
         self.tag_stack[depth] = tag_ref
         self.flag_stack[depth] = flags
         self.depth = depth + 1
+        self.elements += 1
+        self.number_stack[depth] = 0
         if self.skip_depth or flags & _SKIPPED:
             if flags & _BASE and not self.base_seen:
                 self.set_base(atts)
@@ -753,6 +778,9 @@ cdef class _Walker:
             self.style_stack[depth] = <PyObject*>_PENDING
         else:
             self.style_stack[depth] = <PyObject*>_INHERIT
+        if flags & (_LIST | _ITEM | _CARD):
+            self.open_group(depth, flags, atts)
+        self.number_stack[depth] = self.elements
         if flags & _PARTITIONING and self.link_href is None:
             self.flush_section()
             if flags & _HEADING:
@@ -765,6 +793,34 @@ cdef class _Walker:
                 label = depth
             self.labels.append(label)
             self.current.label = label
+        return 0
+
+    cdef int open_group(self, Py_ssize_t depth, int flags, const tree.xmlChar** atts) except -1:
+        """segmenter.scan's list, item and card bookkeeping at an element's start."""
+        cdef Py_ssize_t number = self.elements
+        cdef tuple lists = self.open_lists
+        cdef const char* value
+        if flags & _LIST:
+            group = (number, <object>self.tag_stack[depth])
+            self.open_lists = lists + ((group, 0),)
+            self.list_depths.append(depth + 1)
+        elif flags & _ITEM:
+            if lists and len(lists[-1][0]) == 2:  # the innermost group is a list: a new item
+                group = lists[-1][0]
+                self.open_lists = lists[:-1] + ((group, number),)
+                self.items[group] = self.items.get(group, 0) + 1
+        else:
+            value = _find(atts, "class")
+            if value is NULL:
+                return 0
+            classes = _utf8_n(value, strlen(value))
+            if not classes or classes.isspace():
+                return 0
+            group = (self.number_stack[depth - 1], <object>self.tag_stack[depth],
+                     " ".join(classes.split()))
+            self.open_lists = lists + ((group, number),)
+            self.list_depths.append(depth + 1)
+            self.items[group] = self.items.get(group, 0) + 1
         return 0
 
     cdef object label_at(self, Py_ssize_t position):
@@ -791,6 +847,10 @@ cdef class _Walker:
         cdef int flags = self.flag_stack[self.depth]
         if self.saved_at[self.depth] >= 0:
             self.saved_used = self.saved_at[self.depth]
+        cdef list depths = self.list_depths
+        while depths and <Py_ssize_t>depths[-1] > self.depth:  # the group's element ended
+            depths.pop()
+            self.open_lists = self.open_lists[:-1]
         if self.skip_depth:
             self.skip_depth -= 1
             if flags & _STYLE and self.collecting_css:
@@ -843,7 +903,8 @@ cdef class _Walker:
         if self.link_href is not None:
             self.finish_link()
         self.flush_section()
-        return ScanResult(sections=tuple(self.sections), base_url=self.scanner.base_url)
+        return ScanResult(sections=tuple(self.sections), base_url=self.scanner.base_url,
+                          outline=Outline(self.items))
 
     cdef int set_base(self, const tree.xmlChar** atts) except -1:
         cdef const char* href = _find(atts, "href")
@@ -940,6 +1001,9 @@ cdef class _Walker:
         if type(style) is not _Style:
             style = self.current_style()
         cdef _Builder current = self.current
+        if current.lists is None:
+            current.lists = self.open_lists
+            current.headings_seen = self.headings
         if current.background is None:
             current.background = style.background
         current.chars += nonspace
@@ -961,6 +1025,9 @@ cdef class _Walker:
         self.link_text = []
         cdef _Builder current = self.current
         current.link_count += 1
+        if current.lists is None:
+            current.lists = self.open_lists
+            current.headings_seen = self.headings
         if current.background is None:
             current.background = self.current_style().background
         base_url = self.scanner.base_url

@@ -27,6 +27,7 @@ import hashlib
 import logging
 import re
 from contextlib import contextmanager
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -69,12 +70,28 @@ CONTENT_TAGS = frozenset("ul ol dl p blockquote".split())
 #: The end of a header does not: the h1 of an article's header titles the article's text.
 SECTIONING_TAGS = frozenset("section article aside nav header footer main".split())
 SECTION_END_TAGS = SECTIONING_TAGS - {"header"}
+#: Repeated siblings (issue 42): a list, a definition list or a table is a *list group*, its
+#: items (li, dt, dd; a table's rows) the repeats; and same-class div, article or section
+#: children of one parent are a *card group*, each card an item.  The scan records, per
+#: section, the groups around it and the item it is in (``Section.lists``); the adjusting
+#: stage joins the items of one group into one block (segmenter.adjust, rule 0).
+LIST_TAGS = frozenset("ul ol dl table".split())
+ITEM_TAGS = frozenset("li dt dd tr".split())
+CARD_TAGS = frozenset("div article section".split())
 HEADING_SIZES: Mapping[str, str] = {
     "h1": "2em", "h2": "1.5em", "h3": "1.17em", "h4": "1em", "h5": ".83em", "h6": ".67em",
 }
 # Attributes that can change style; elements without any of them (and without a tag
 # default or a matching stylesheet rule) inherit their parent's style unchanged.
 _STYLED_TAGS = BOLD_TAGS | {"a", "font", "body"}
+
+
+#: A list group's key: (its element's number, tag); a card group's: (the parent's number,
+#: tag, normalised class).  Element numbers count every element from the page's start.
+Group: TypeAlias = "tuple[int, str] | tuple[int, str, str]"
+#: The groups around a point of the page, outermost first, each with the number of the item
+#: the point is in (0: inside the list but before its first item).
+Lists: TypeAlias = "tuple[tuple[Group, int], ...]"
 
 
 class _AllTags:
@@ -142,6 +159,12 @@ class Section:
     # previous one is a sibling's or a cousin's (the next cell, column, box or list).  The
     # merging rules (1 and 5) join nested partitions only (segmenter.adjust).
     nested: bool = True
+    # The list and card groups around the section's first text or link, outermost first, with
+    # the item it is in (scan.Lists): the adjusting joins the items of one group (rule 0).
+    lists: Lists = ()
+    # The h1-h6 elements started before the section's first text or link: a heading between
+    # two sections shows as a difference (rule 0 does not join across one).
+    headings_seen: int = 0
 
     @property
     def afs(self) -> float:
@@ -150,9 +173,18 @@ class Section:
 
 
 @dataclass(frozen=True)
+class Outline:
+    """What the scan saw of the page's repeated siblings beside the sections: per list or
+    card group, the number of items started in it (an item may hold no text or link)."""
+
+    items: Mapping[Group, int] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ScanResult:
     sections: tuple[Section, ...]
     base_url: str
+    outline: Outline = Outline()
 
 
 class _Style:
@@ -197,7 +229,8 @@ Overrides: TypeAlias = "tuple[RGB | None, RGB | None, bool | None, str | None, s
 
 class _SectionBuilder:
     __slots__ = ("label", "links", "link_count", "words", "anchor_words", "chars",
-                 "weighted_chars", "bold", "background", "fonts", "heading")
+                 "weighted_chars", "bold", "background", "fonts", "heading", "lists",
+                 "headings_seen")
 
     def __init__(self, label: "_Label", heading: int = 0) -> None:
         self.label = label
@@ -211,6 +244,8 @@ class _SectionBuilder:
         self.bold = False
         self.background: RGB | None = None
         self.fonts: dict[_Style, int] = {}
+        self.lists: Lists | None = None  # set at the first text or link
+        self.headings_seen = 0
 
     @property
     def empty(self) -> bool:
@@ -238,6 +273,8 @@ class _SectionBuilder:
             fonts=described,
             heading=self.heading if tag in CONTENT_TAGS else 0,
             nested=nested,
+            lists=self.lists or (),
+            headings_seen=self.headings_seen,
         )
 
 
@@ -277,6 +314,15 @@ class _SectionScanner:
         # Section.nested: the partitioning depth (len(_labels)) when the last section was
         # built, and the lowest it has been since.
         self._built_depth = self._lowest_depth = 1
+        # Repeated siblings (Section.lists, Outline): every element's number (a count of
+        # start events), per open element its number, the open groups with their current
+        # item, the depth (len(_styles)) of the element that opened each, and the items
+        # started per group (Outline).
+        self._elements = 0
+        self._numbers: list[int] = [0]
+        self._lists: Lists = ()
+        self._list_depths: list[int] = []
+        self._items: dict[Group, int] = {}
 
     # -- lxml target interface --------------------------------------------------------
 
@@ -284,7 +330,9 @@ class _SectionScanner:
         if self._text:
             self._flush_text()
         styles = self._styles
+        self._elements += 1
         if self._skip_depth or tag in SKIPPED_TAGS:
+            self._numbers.append(0)
             if tag == "base" and not self._base_seen:
                 self._set_base(attrib.get("href"))
             elif tag == "style" and self._css is None:
@@ -305,6 +353,22 @@ class _SectionScanner:
             styles.append((tag, attrib))
         else:
             styles.append(_INHERIT)
+        number = self._elements
+        if tag in LIST_TAGS:
+            self._open_group((number, tag), 0)
+        elif tag in ITEM_TAGS:
+            lists = self._lists
+            if lists and len(lists[-1][0]) == 2:  # the innermost group is a list: a new item
+                listing = lists[-1][0]
+                self._lists = lists[:-1] + ((listing, number),)
+                self._items[listing] = self._items.get(listing, 0) + 1
+        elif tag in CARD_TAGS:
+            classes = attrib.get("class")
+            if classes and not classes.isspace():
+                cards: Group = (self._numbers[-1], tag, " ".join(classes.split()))
+                self._open_group(cards, number)
+                self._items[cards] = self._items.get(cards, 0) + 1
+        self._numbers.append(number)
         if tag in PARTITIONING_TAGS and self._link_href is None:
             self._flush_section()
             if tag in HEADINGS:  # its text: what follows, up to the next heading
@@ -323,6 +387,11 @@ class _SectionScanner:
         if len(styles) <= 1:
             return
         styles.pop()
+        self._numbers.pop()
+        depths = self._list_depths
+        while depths and depths[-1] > len(styles):  # the element that opened a group ended
+            depths.pop()
+            self._lists = self._lists[:-1]
         if self._skip_depth:
             self._skip_depth -= 1
             if tag == "style" and self._css is not None:
@@ -359,9 +428,14 @@ class _SectionScanner:
         if self._link_href is not None:
             self._finish_link()
         self._flush_section()
-        return ScanResult(sections=tuple(self._sections), base_url=self.base_url)
+        return ScanResult(sections=tuple(self._sections), base_url=self.base_url,
+                          outline=Outline(self._items))
 
     # -- helpers ----------------------------------------------------------------------
+
+    def _open_group(self, group: Group, item: int) -> None:
+        self._lists += ((group, item),)
+        self._list_depths.append(len(self._styles))
 
     def _current_style(self) -> _Style:
         """Resolve the pending styles on the stack, bottom-up from the nearest resolved."""
@@ -511,6 +585,9 @@ class _SectionScanner:
             style = self._current_style()
         words = count_words(text)
         current = self._current
+        if current.lists is None:
+            current.lists = self._lists
+            current.headings_seen = self._headings
         if current.background is None:
             current.background = style.background
         current.chars += nonspace
@@ -532,6 +609,9 @@ class _SectionScanner:
         self._link_text = []
         current = self._current
         current.link_count += 1
+        if current.lists is None:
+            current.lists = self._lists
+            current.headings_seen = self._headings
         if current.background is None:
             current.background = self._current_style().background
         key = (href, self.base_url)

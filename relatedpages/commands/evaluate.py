@@ -6,6 +6,7 @@ import argparse
 import json
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ def add_parser(commands: Any) -> None:
     outline.add_argument("--anchors", type=int, default=4,
                          help="anchors shown per element. Default: %(default)s")
     outline.set_defaults(run=run_outline)
+    _add_lists(evals)
     _add_related(evals)
     _add_moved(evals)
     topics = evals.add_parser(
@@ -119,6 +121,61 @@ def _add_related(evals: Any) -> None:
                                "(Fig. 11). Default: %(default)s")
     rel_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
     rel_eval.set_defaults(run=run_related)
+
+
+def _add_lists(evals: Any) -> None:
+    from relatedpages.evaluation import lists
+
+    lists_eval = evals.add_parser(
+        "lists", help="per markup shape, the hub lists' links kept in a block with their "
+                      "section's others (issue 42)")
+    lists_eval.add_argument("data", metavar="DATA_DIR|FILE.warc.gz",
+                            help="the shared data (its hub pages), e.g. ../shared/data, or a "
+                                 "crawl file of hub pages")
+    lists_eval.add_argument("--render", default="all", metavar="NAME,…|all",
+                            help="the hub lists as they are and rewritten as other shapes "
+                                 f"({', '.join(lists.RENDERINGS)}). Default: %(default)s")
+    lists_eval.add_argument("--split", choices=lists.SPLITS, default="test",
+                            help="which hub pages: the development or test half (--seed), or "
+                                 "all. Default: %(default)s")
+    lists_eval.add_argument("--seed", type=int, default=1,
+                            help="seed of the split. Default: %(default)s")
+    lists_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    add_adjust_options(lists_eval.add_argument)
+    lists_eval.set_defaults(run=run_lists)
+
+
+def run_lists(args: argparse.Namespace) -> int:
+    from relatedpages.evaluation import lists
+
+    data = Path(args.data)
+    path = data if data.is_file() else data / lists.HUB_PATH
+    if not path.is_file():
+        raise UsageError(f"{data}: neither a crawl file nor a data folder with {lists.HUB_PATH}")
+    renderings = lists.RENDERINGS if args.render == "all" else tuple(
+        name.strip() for name in args.render.split(",") if name.strip())
+    unknown = [name for name in renderings if name not in lists.RENDERINGS]
+    if unknown or not renderings:
+        raise UsageError(f"--render: one or more of {', '.join(lists.RENDERINGS)} or all, "
+                         f"got {args.render!r}")
+    params = adjust_params(args)
+    reports = []
+    for number, rendering in enumerate(renderings, 1):
+        started = time.monotonic()
+        reports.append(lists.report_of_file(path, rendering, args.split, params, args.seed))
+        print(f"[{number}/{len(renderings)}] {rendering}: {reports[-1].pages} pages segmented "
+              f"in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    pages = reports[0].pages
+    print(f"hub pages: {pages} ({args.split}" + ("" if args.split == "all" else
+                                                f", seed {args.seed}") + f"), --rules {params.rules}")
+    print(lists.format_reports(reports))
+    misses = lists.goal_misses(reports)
+    print("goal (every list shape kept >= 98 %, mixed <= 2 %): "
+          + ("met" if not misses else "missed by " + "; ".join(misses)))
+    if args.json:
+        print(json.dumps({report.rendering: {shape: vars(counts) for shape, counts
+                                             in report.shapes.items()} for report in reports}))
+    return EXIT_OK
 
 
 def _add_moved(evals: Any) -> None:
