@@ -8,6 +8,8 @@ let grader = "";
 let position = 0;
 let total = 0;
 let focus = 0;
+let loading = 0;  // the latest load's ticket: an earlier answer that arrives late is dropped
+let starting = null;  // the current grader's start, under way or done
 
 async function api(path, body) {
   const response = await fetch(path, body === undefined ? {} :
@@ -42,7 +44,9 @@ async function grade(item, value) {
 
 async function load(index) {
   if (index < 0 || index >= total) return;
+  const ticket = ++loading;
   const page = await api(`/api/query/${index}?` + new URLSearchParams({grader}));
+  if (ticket !== loading) return;
   position = index;
   const query = $("query");
   query.textContent = page.url;
@@ -71,14 +75,19 @@ async function load(index) {
   showProgress(page.done);
 }
 
-async function begin(name) {
-  grader = name.trim();
-  if (!grader) return;
+function begin(name) {
+  const who = name.trim();
+  if (!who) return null;
+  if (who === grader && starting) return starting;  // the remembered name entered again
+  grader = who;
   localStorage.setItem("relatedpages-grader", grader);
-  const progress = await api("/api/progress?" + new URLSearchParams({grader}));
-  total = progress.total;
-  $("task").hidden = false;
-  await load(progress.next === null ? 0 : progress.next);
+  starting = (async () => {
+    const progress = await api("/api/progress?" + new URLSearchParams({grader}));
+    total = progress.total;
+    $("task").hidden = false;
+    await load(progress.next === null ? 0 : progress.next);
+  })();
+  return starting;
 }
 
 document.addEventListener("keydown", async (event) => {
@@ -86,8 +95,9 @@ document.addEventListener("keydown", async (event) => {
   const items = [...document.querySelectorAll("#results li")];
   if (["0", "1", "2"].includes(event.key) && items.length) {
     event.preventDefault();
-    await grade(items[focus], Number(event.key));
+    const item = items[focus];  // the focus moves on now: a key pressed before the save ends grades the next
     setFocus(focus + 1);
+    await grade(item, Number(event.key));
   } else if (event.key === "ArrowDown" || event.key === "j") { event.preventDefault(); setFocus(focus + 1); }
   else if (event.key === "ArrowUp" || event.key === "k") { event.preventDefault(); setFocus(focus - 1); }
   else if (event.key === "ArrowRight" || event.key === "n") { event.preventDefault(); await load(position + 1); }
