@@ -225,9 +225,11 @@ def _one_list(s: Section, t: Section, lists: frozenset[Group]) -> Group | None:
     lies between them (a heading ends a list's block, whatever holds it)."""
     if s.headings_seen != t.headings_seen:
         return None
-    t_groups = {group for group, _ in t.lists}
-    for group, _ in s.lists:
-        if group in lists and group in t_groups:
+    # the groups open around both are the two stacks' common start (outermost first)
+    for (group, _), (other, _) in zip(s.lists, t.lists):
+        if group != other:
+            return None
+        if group in lists:
             return group
     return None
 
@@ -236,40 +238,74 @@ def list_groups(sections: Sequence[Section], params: AdjustParams,
                 outline: Outline = Outline()) -> frozenset[Group]:
     """The list groups of a page that rule 0 joins: of two items or more, at most
     ``params.list_words`` words per link in all their sections, and not page layout - a
-    group most of whose links lie in lists it lays out (:func:`_lays_out`: a page's layout
-    table, a sidebar of boxes) rather than in its own items."""
+    group most of whose links lie in lists it lays out (a page's layout table, a sidebar of
+    boxes) rather than in its own items.  A point lies in a list its group lays out when
+    inside the group there is a table; a grid of two cards or more; or, in a table or a
+    card, a list of two items or more (an entry's one-item sub-list is the entry's own, and
+    a list's sub-lists are its entries')."""
     if params.rules != "lists":
         return frozenset()
+    # the groups form a tree (each lies in one item of the group around it): a section's
+    # words and links are added where it lies innermost, and summed up the tree after
     items: dict[Group, set[int]] = {}
     words: dict[Group, int] = {}
     links: dict[Group, int] = {}
-    laid_out: dict[Group, int] = {}  # links in lists the group lays out
+    parent: dict[Group, Group | None] = {}
+    depth: dict[Group, int] = {}
     for section in sections:
         around = section.lists
-        for depth, (group, item) in enumerate(around):
-            items.setdefault(group, set()).add(item)
-            words[group] = words.get(group, 0) + section.words
-            links[group] = links.get(group, 0) + section.link_count
-            if _lays_out(group, around[depth + 1:], outline):
-                laid_out[group] = laid_out.get(group, 0) + section.link_count
+        if not around:
+            continue
+        group, item = around[-1]
+        if group in items:
+            items[group].add(item)
+            words[group] += section.words
+            links[group] += section.link_count
+        else:
+            items[group], words[group], links[group] = {item}, section.words, section.link_count
+        for level in range(len(around) - 1, -1, -1):
+            group = around[level][0]
+            if group in parent:
+                break
+            depth[group] = level
+            if level:
+                outer, item = around[level - 1]
+                parent[group] = outer
+                if outer in items:
+                    items[outer].add(item)
+                else:
+                    items[outer], words[outer], links[outer] = {item}, 0, 0
+            else:
+                parent[group] = None
+    counted = outline.items
+    # links inside a group that lie in a table or a grid of cards, or in any list of two
+    # items or more (both counted from the group itself down), and the links laid out
+    lies_in_grid: dict[Group, int] = {}
+    lies_in_list: dict[Group, int] = {}
+    laid_out: dict[Group, int] = {}
+    for group in sorted(parent, key=depth.__getitem__, reverse=True):
+        table, several = group[1] == "table", counted.get(group, 0) >= 2
+        if table or several and len(group) == 3:
+            lies_in_grid[group] = links[group]
+        if table or several:
+            lies_in_list[group] = links[group]
+        outer = parent[group]
+        if outer is not None:
+            words[outer] += words[group]
+            links[outer] += links[group]
+            grid, listed = lies_in_grid.get(group, 0), lies_in_list.get(group, 0)
+            if listed:  # (grid <= listed)
+                lies_in_list[outer] = lies_in_list.get(outer, 0) + listed
+                if grid:
+                    lies_in_grid[outer] = lies_in_grid.get(outer, 0) + grid
+                laid = listed if len(outer) == 3 or outer[1] == "table" else grid
+                if laid:
+                    laid_out[outer] = laid_out.get(outer, 0) + laid
     return frozenset(
         group for group, seen in items.items()
-        if 2 * laid_out.get(group, 0) <= links[group]
-        and words[group] <= params.list_words * links[group]
-        and max(len(seen - {0}), outline.items.get(group, 0)) >= 2)
-
-
-def _lays_out(group: Group, inner: Sequence[tuple[Group, int]], outline: Outline) -> bool:
-    """Whether a point inside ``group`` lies in a list the group lays out: a table inside
-    anything; a grid of two cards or more inside anything; a list of two items or more inside
-    a table or a card (an entry's one-item sub-list is the entry's own, and a list's
-    sub-lists are its entries')."""
-    holder = len(group) == 3 or group[1] == "table"
-    for inside, _ in inner:
-        if inside[1] == "table" or outline.items.get(inside, 0) >= 2 and (
-                holder or len(inside) == 3):
-            return True
-    return False
+        if (counted.get(group, 0) >= 2 or len(seen - {0}) >= 2)
+        and 2 * laid_out.get(group, 0) <= links[group]
+        and words[group] <= params.list_words * links[group])
 
 
 def adjust(sections: Sequence[Section], params: AdjustParams = AdjustParams(),
