@@ -289,8 +289,9 @@ def list_groups(sections: Sequence[Section], params: AdjustParams,
             lies_in_grid[group] = links[group]
         if table or several:
             lies_in_list[group] = links[group]
-        outer = parent[group]
-        if outer is not None:
+        above = parent[group]
+        if above is not None:
+            outer = above
             words[outer] += words[group]
             links[outer] += links[group]
             grid, listed = lies_in_grid.get(group, 0), lies_in_list.get(group, 0)
