@@ -182,9 +182,12 @@ def merge_sections(first: Section, second: Section) -> Section:
 
 
 def merge_rule(s: Section, t: Section, params: AdjustParams,
-               lists: frozenset[Group] = frozenset(), last: Section | None = None) -> MergeRule:
+               lists: frozenset[Group] = frozenset(), last: Section | None = None,
+               placed: bool | None = None) -> MergeRule:
     """The first rule that applies to neighbours S and T; ``lists``: the page's list groups
-    (:func:`list_groups`, rule 0); ``last``: the section S ends with, when S is merged."""
+    (:func:`list_groups`, rule 0); ``last``: the section S ends with, when S is merged;
+    ``placed``: rule 0's place test of ``last`` and T (:func:`_one_list`), when the caller
+    has it already."""
     # section_type and Section.afs, read once into locals (this runs for every neighbour
     # pair of every page)
     t1, t2 = params.t1, params.t2
@@ -199,7 +202,8 @@ def merge_rule(s: Section, t: Section, params: AdjustParams,
         # apart from a next that is one too: a table of small link boxes, not a list
         if not (s_link and t_link) and not (len(end.links) >= 2 and len(t.links) >= 2) \
                 and s.background == t.background and abs(s_afs - t_afs) <= params.afs_gap \
-                and (s.chars > 0) is (t.chars > 0) and _one_list(end, t, lists) is not None:
+                and (s.chars > 0) is (t.chars > 0) \
+                and (_one_list(end, t, lists) is not None if placed is None else placed):
             return MergeRule.LIST_ITEMS
     nested = t.nested or params.rules == "paper"
     if s_link and t_link and s.background == t.background and nested:
@@ -234,79 +238,94 @@ def _one_list(s: Section, t: Section, lists: frozenset[Group]) -> Group | None:
     return None
 
 
+_UNSEEN: Group = (-1, "")  # a key no scan gives
+
+
 def list_groups(sections: Sequence[Section], params: AdjustParams,
                 outline: Outline = Outline()) -> frozenset[Group]:
+    """The list groups of a page that rule 0 joins (:func:`_list_places`)."""
+    return _list_places(sections, params, outline)[0]
+
+
+def _list_places(sections: Sequence[Section], params: AdjustParams, outline: Outline
+                 ) -> tuple[frozenset[Group], list[Group | None]]:
     """The list groups of a page that rule 0 joins: of two items or more, at most
     ``params.list_words`` words per link in all their sections, and not page layout - a
     group most of whose links lie in lists it lays out (a page's layout table, a sidebar of
     boxes) rather than in its own items.  A point lies in a list its group lays out when
     inside the group there is a table; a grid of two cards or more; or, in a table or a
     card, a list of two items or more (an entry's one-item sub-list is the entry's own, and
-    a list's sub-lists are its entries')."""
-    if params.rules != "lists":
-        return frozenset()
-    # the groups form a tree (each lies in one item of the group around it): a section's
-    # words and links are added where it lies innermost, and summed up the tree after
-    items: dict[Group, set[int]] = {}
+    a list's sub-lists are its entries').  And each section's place for rule 0: the
+    outermost of those groups it lies in (:func:`_one_list`: two sections lie in one list,
+    with none of those around it, when theirs is one group - a group's place in the tree
+    fixes the groups around it)."""
+    counted = outline.items
+    if params.rules != "lists" or not any(n >= 2 for n in counted.values()):
+        return frozenset(), []  # (no group of two items: none to join)
+    # the groups form a tree (each lies in one item of the group around it); the tree kept
+    # is of the groups that count - tables, and groups of two items or more (scan.Outline)
+    # - as a group of one item, not a table, only passes its sections on to the group
+    # around it.  A section's words and links are added at the innermost group that counts
+    # around it, and summed up the tree after.
+    nearest: dict[Group, Group | None] = {}  # the group that counts, at or around a group
+    parent: dict[Group, tuple[Group | None, int]] = {}  # of each that counts: that around it
     words: dict[Group, int] = {}
     links: dict[Group, int] = {}
-    parent: dict[Group, Group | None] = {}
-    depth: dict[Group, int] = {}
+    homes: list[Group | None] = []
     for section in sections:
         around = section.lists
         if not around:
+            homes.append(None)
             continue
-        group, item = around[-1]
-        if group in items:
-            items[group].add(item)
-            words[group] += section.words
-            links[group] += section.link_count
-        else:
-            items[group], words[group], links[group] = {item}, section.words, section.link_count
-        for level in range(len(around) - 1, -1, -1):
-            group = around[level][0]
-            if group in parent:
-                break
-            depth[group] = level
-            if level:
-                outer, item = around[level - 1]
-                parent[group] = outer
-                if outer in items:
-                    items[outer].add(item)
-                else:
-                    items[outer], words[outer], links[outer] = {item}, 0, 0
-            else:
-                parent[group] = None
-    counted = outline.items
-    # links inside a group that lie in a table or a grid of cards, or in any list of two
-    # items or more (both counted from the group itself down), and the links laid out
-    lies_in_grid: dict[Group, int] = {}
-    lies_in_list: dict[Group, int] = {}
+        home = nearest.get(around[-1][0], _UNSEEN)
+        if home is _UNSEEN:  # the groups of this stack not seen before, innermost first
+            unseen: list[tuple[Group, int]] = []
+            home = None
+            for level in range(len(around) - 1, -1, -1):
+                group = around[level][0]
+                if group in nearest:
+                    home = nearest[group]
+                    break
+                unseen.append((group, level))
+            for group, level in reversed(unseen):
+                if group[1] == "table" or counted.get(group, 0) >= 2:
+                    parent[group] = (home, level)
+                    words[group] = links[group] = 0
+                    home = group
+                nearest[group] = home
+        homes.append(home)
+        if home is not None:
+            words[home] += section.words
+            links[home] += section.link_count
+    # bottom up: the links inside each group that lie in a table or a grid of cards (each
+    # group kept is a table or a list of two items or more: all its links lie in a list),
+    # and the links each lays out - those of the lists in it when it is a table or a card,
+    # else those of the grids in it
+    in_grid: dict[Group, int] = {}
     laid_out: dict[Group, int] = {}
-    for group in sorted(parent, key=depth.__getitem__, reverse=True):
-        table, several = group[1] == "table", counted.get(group, 0) >= 2
-        if table or several and len(group) == 3:
-            lies_in_grid[group] = links[group]
-        if table or several:
-            lies_in_list[group] = links[group]
-        above = parent[group]
-        if above is not None:
-            outer = above
+    for group in sorted(parent, key=lambda g: parent[g][1], reverse=True):
+        total = links[group]
+        grid = total if group[1] == "table" or len(group) == 3 else in_grid.get(group, 0)
+        outer = parent[group][0]
+        if outer is not None:
             words[outer] += words[group]
-            links[outer] += links[group]
-            grid, listed = lies_in_grid.get(group, 0), lies_in_list.get(group, 0)
-            if listed:  # (grid <= listed)
-                lies_in_list[outer] = lies_in_list.get(outer, 0) + listed
-                if grid:
-                    lies_in_grid[outer] = lies_in_grid.get(outer, 0) + grid
-                laid = listed if len(outer) == 3 or outer[1] == "table" else grid
-                if laid:
-                    laid_out[outer] = laid_out.get(outer, 0) + laid
-    return frozenset(
-        group for group, seen in items.items()
-        if (counted.get(group, 0) >= 2 or len(seen - {0}) >= 2)
-        and 2 * laid_out.get(group, 0) <= links[group]
-        and words[group] <= params.list_words * links[group])
+            links[outer] += total
+            if grid:
+                in_grid[outer] = in_grid.get(outer, 0) + grid
+            laid = total if len(outer) == 3 or outer[1] == "table" else grid
+            if laid:
+                laid_out[outer] = laid_out.get(outer, 0) + laid
+    joined = frozenset(
+        group for group, links_in in links.items()
+        if counted.get(group, 0) >= 2
+        and 2 * laid_out.get(group, 0) <= links_in
+        and words[group] <= params.list_words * links_in)
+    # top down: the outermost joined group at or around each group kept
+    outermost: dict[Group | None, Group | None] = {None: None}
+    for group in sorted(parent, key=lambda g: parent[g][1]):
+        outer = outermost[parent[group][0]]
+        outermost[group] = group if outer is None and group in joined else outer
+    return joined, [outermost[home] for home in homes]
 
 
 def adjust(sections: Sequence[Section], params: AdjustParams = AdjustParams(),
@@ -315,36 +334,36 @@ def adjust(sections: Sequence[Section], params: AdjustParams = AdjustParams(),
     ``outline``: the scan's (``ScanResult.outline``), for rule 0.  An item's image-only part
     that rule 0 does not join (a list entry's or card's badge beside its text) is set aside
     as a section of its own, so the next entry can still join the entries before it."""
-    lists = list_groups(sections, params, outline)
+    lists, outermost = _list_places(sections, params, outline)
+    places = outermost if lists else None
     merged: list[Section] = []
     current: Section | None = None
     last: Section | None = None  # the section current ends with
-    for section in sections:
+    place: Group | None = None  # last's outermost list group
+    for index, section in enumerate(sections):
+        placed, here = None, None
+        if places is not None:
+            here = places[index]
+            placed = here is not None and here == place \
+                and last is not None and last.headings_seen == section.headings_seen
         if current is None:
             current = section
-        elif merge_rule(current, section, params, lists, last) in _MERGING:
+        elif merge_rule(current, section, params, lists, last, placed) in _MERGING:
             current = merge_sections(current, section)
-        elif lists and not section.chars and last is not None \
-                and _set_aside(last, section, lists):
-            merged.append(section)
+        elif placed and not section.chars and here is not None and here[1] != "table":
+            merged.append(section)  # an entry's badge set aside (see the docstring)
             continue
         else:
             merged.append(current)
             current = section
-        last = section
+        last, place = section, here
     if current is not None:
         merged.append(current)
     return merged
 
 
-def _set_aside(last: Section, image: Section, lists: frozenset[Group]) -> bool:
-    """Whether an image-only section rule 0 did not join is an entry's thumbnail or badge in
-    the list ``last`` is in (not a table's: a layout row's images separate its text)."""
-    group = _one_list(last, image, lists)
-    return group is not None and group[1] != "table"
-
-
-_MERGING = frozenset(rule for rule in MergeRule if rule.merges)
+# a tuple: `in` finds a member by identity first (an Enum's hash is Python code)
+_MERGING = tuple(rule for rule in MergeRule if rule.merges)
 
 
 def blocks_of(sections: Sequence[Section]) -> list[tuple[Link, ...]]:
