@@ -43,13 +43,14 @@ def test_the_chinese_pages_split_by_site(zh_pages) -> None:
 
 def test_quality_on_the_chinese_pages(zh_pages) -> None:
     """Measured at the defaults.  Development half: judged E 65.4 %, I 100 % (reference 60.4 /
-    100 %).  Test half: judged E 54.9 %, I 95.8 %, ahead of the reference's E 52.1 % but
-    behind its I 98.6 % (README: where the segmenter loses)."""
+    100 %).  Test half: judged E 57.6 %, I 93.9 %, ahead of the reference's E 52.1 % but
+    behind its I 98.6 % (README: where the segmenter loses; rule 0's layout test chosen on the
+    development halves took it from 54.9 / 95.8)."""
     dev = evaluate(ZH, split="dev")
     assert dev.after.e_precision >= 0.65 and dev.after.i_precision >= 0.99
     assert dev.after.e_precision > dev.reference.e_precision
     test = evaluate(ZH, split="test")
-    assert test.after.e_precision >= 0.53 and test.after.i_precision >= 0.95
+    assert test.after.e_precision >= 0.56 and test.after.i_precision >= 0.93
 
 
 def test_a_stale_path_is_a_clear_error(tmp_path) -> None:

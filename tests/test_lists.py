@@ -21,8 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 URL = "https://github.com/example/awesome-x"
 
 
-def _blocks(html: str, rules: str = "lists") -> list[list[str]]:
-    seg = segment_html(html, URL, AdjustParams(rules=rules))
+def _blocks(html: str, rules: str = "lists", layout_items: int = 6) -> list[list[str]]:
+    seg = segment_html(html, URL, AdjustParams(rules=rules, layout_items=layout_items))
     return [[link.anchor for link in block] for block in seg.blocks]
 
 
@@ -138,6 +138,21 @@ def test_a_layout_table_of_lists_is_not_one_list():
     assert _blocks(html) == [["x1", "x2"], ["y1", "y2"], ["z1", "z2"]]
 
 
+def test_a_long_table_of_entries_with_sub_lists_is_one_list():
+    """Six rows or more (``layout_items``): the lists in the rows are the entries' own, and a
+    one-link sub-list joins its neighbours; five rows stay a layout of boxes."""
+    row = ('<tr><td>{0} tools</td><td>for {0}<ul><li><a href="https://{0}1.example/">{0}1</a>'
+           '{1}</ul></td></tr>')
+    more = '<li><a href="https://{0}2.example/">{0}2</a>'
+    names = ["p", "q", "r", "s", "t", "u"]
+    html = "<table>" + "".join(row.format(n, more.format(n) if n != "q" else "") for n in names) \
+        + "</table>"
+    assert _blocks(html) == [["p1", "p2", "q1", "r1", "r2", "s1", "s2", "t1", "t2", "u1", "u2"]]
+    short = html.replace(row.format("u", more.format("u")), "")
+    assert not any("q1" in block for block in _blocks(short)) and ["p1", "p2"] in _blocks(short)
+    assert _blocks(html, layout_items=7) == _blocks(short) + [["u1", "u2"]]
+
+
 def test_items_that_are_blocks_already_stay_apart():
     """A table of small link boxes (each cell two links or more): each box is a block."""
     cell = '<tr><td><p><a href="https://{0}.example/a">{0} a</a>, <a href="https://{0}.example/b">' \
@@ -159,6 +174,8 @@ def test_the_rules_option_is_checked(tmp_path):
         AdjustParams(rules="mine")
     with pytest.raises(ValueError, match="words per link"):
         AdjustParams(list_words=-1)
+    with pytest.raises(ValueError, match="items of a layout"):
+        AdjustParams(layout_items=-1)
     page = tmp_path / "page.html"
     page.write_text(_shape("loose"), encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "segmenter", "--rules", "mine", str(page),
@@ -199,6 +216,24 @@ def test_awesome_python_web_frameworks_is_one_block(shared_data):
     before = segment_bytes(body, url, params=AdjustParams(rules="nested"))
     assert not any(link.href == "https://github.com/pallets/flask"
                    for block in before.blocks for link in block)
+
+
+def test_awesome_python_as_a_table_keeps_its_one_link_categories(shared_data):
+    """Rendered as a table (a row per category: its name, then its sub-list), awesome-python's
+    "AI & Agents" is a long table of entries: the categories of one link (hermes-agent,
+    dspy) join the others instead of falling out as layout boxes' single links."""
+    url, body = _hub_page(shared_data, "vinta/awesome-python")
+    parsed = lists_report._parse(body.decode("utf-8"))
+    assert parsed is not None
+    html = etree.tostring(lists_report.render(parsed, "table"), encoding="unicode", method="html")
+    for layout_items, joined in ((6, True), (10**6, False)):
+        seg = segment_html(html, url, AdjustParams(layout_items=layout_items))
+        for project in ("nousresearch/hermes-agent", "stanfordnlp/dspy"):
+            blocks = [[link.href for link in block] for block in seg.blocks
+                      if any(link.href == f"https://github.com/{project}" for link in block)]
+            assert bool(blocks) is joined, (project, layout_items)
+            if joined:
+                assert "https://github.com/openai/openai-agents-python" in blocks[0]
 
 
 # -- the shapes report ---------------------------------------------------------------------
