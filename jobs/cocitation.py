@@ -7,12 +7,13 @@ pages (no blocks, no anchors, no caps), siblings = the links at most BF/2 positi
 around each link, degree = number of distinct citing pages; normalisation and the site
 rules of block co-citation (relatedpages.scoring.cocitation explains the choice of filters).
 
-One step: the mapper emits, per sibling pair {u, v} of a page, u → (v, site, page) and
-v → (u, site, page); the values of u arrive sorted (SORT_VALUES), so the reducer counts
-degrees and keeps the top M in constant memory.  Output, one line per page with at least
-one related page, the same records as ``jobs.related``:
-``"<url>"\\t[[related_url, degree, [[citing_site, pages], …]], …]`` — best first, at most
-M, each degree >= --min-degree.
+One step: the mapper emits, per sibling pair {u, v} of a page, u → (v, site, page,
+distance, v's anchor) and v → (u, site, page, distance, u's anchor); the values of u arrive
+sorted (SORT_VALUES), so the reducer counts degrees, keeps each citing site's strongest
+citing page (the nearest siblings) and the top M in constant memory.  Output, one line per
+page with at least one related page, the same records as ``jobs.related``:
+``"<url>"\\t[[related_url, degree, [[citing_site, pages, citing_page, anchor], …]], …]`` —
+best first, at most M, each degree >= --min-degree.
 """
 from __future__ import annotations
 
@@ -94,9 +95,10 @@ class MRCocitation(ShippedJob):
         if amount:
             self.increment_counter(COCITATION_GROUP, event.value, amount)
 
-    def mapper_emit_siblings(self, url: str, record: Any) -> Iterator[tuple[str, list[str]]]:
+    def mapper_emit_siblings(self, url: str, record: Any) -> Iterator[tuple[str, list[Any]]]:
         """Input: url → segment record.  Output, per sibling pair {u, v} of the page (at
-        most BF/2 apart, different sites), u → (v, site, page) and v → (u, site, page)."""
+        most BF/2 apart, different sites), u → (v, site, page, distance, v's anchor) and
+        v → (u, site, page, distance, u's anchor)."""
         if not isinstance(record, dict) or not isinstance(record.get("blocks"), list):
             self._count(CocitationEvent.BAD_SEGMENT_RECORD)
             return
@@ -113,16 +115,15 @@ class MRCocitation(ShippedJob):
         self._count(CocitationEvent.SIBLING_PAIRS, len(siblings.pairs))
         if not siblings.pairs:
             self._count(CocitationEvent.PAGE_WITHOUT_SIBLINGS)
-        for u, v in siblings.pairs:
-            yield u, cc.encode_sibling_value(v, site, page)
-            yield v, cc.encode_sibling_value(u, site, page)
+        yield from siblings.values(site, page)
 
     def reducer_top_cocited(
         self, url: str, values: Iterator[Any]
     ) -> Iterator[tuple[str, list[Any]]]:
-        """Input: u → (v, citing site, citing page), sorted (by v, site, page).  Output:
-        u → at most M (v, degree, evidence), degree >= min degree, best first, ties by
-        URL.  One pass, constant memory: running counts and a bounded heap."""
+        """Input: u → (v, citing site, citing page, distance, anchor), sorted (by v, site,
+        page).  Output: u → at most M (v, degree, evidence), degree >= min degree, best
+        first, ties by URL; the evidence names each citing site's strongest citing page and
+        v's anchor there.  One pass, constant memory: running counts and a bounded heap."""
         entries, counts = cc.top_cocited(
             cc.cocited_degrees(self._decoded(values), self.params.evidence), self.params
         )
@@ -132,7 +133,7 @@ class MRCocitation(ShippedJob):
             self._count(CocitationEvent.PAGES_WITH_RELATED)
             yield url, entries
 
-    def _decoded(self, values: Iterator[Any]) -> Iterator[tuple[str, str, str]]:
+    def _decoded(self, values: Iterator[Any]) -> Iterator[cc.SiblingValue]:
         for value in values:
             try:
                 yield cc.decode_sibling_value(value)

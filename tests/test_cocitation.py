@@ -86,14 +86,21 @@ def test_degree_counts_distinct_citing_pages_without_caps(tmp_path):
         # one page citing u and v twice, in two blocks: one page, degree 1
         page("http://p1.org/", "p1.org", [u, v], [u, v, w]),
         # two pages of one site: two pages (no per-site cap in the traditional algorithm)
-        page("http://p2.org/a", "p2.org", [u, v]),
-        page("http://p2.org/b", "p2.org", [v, u]),
+        page("http://p2.org/a", "p2.org", [u, (v, "Vee  one")]),
+        page("http://p2.org/b", "p2.org", [(v, "Vee two"), (u, "You")]),
     ]
     output, counters = run_and_check(tmp_path, records, ["--min-degree", "1"],
                                      CocitationParams(min_degree=1))
     (top, second) = output[u]
-    assert top == [v, 3.0, [["p2.org", 2.0], ["p1.org", 1.0]]]
-    assert second == [w, 1.0, [["p1.org", 1.0]]]  # w at position 2 after dedupe of [u, v, u, v, w]
+    # each site's evidence: its citing page (both p2.org pages put u and v side by side: the
+    # smaller URL) and v's anchor on it, whitespace collapsed
+    assert top == [v, 3.0, [["p2.org", 2.0, "http://p2.org/a", "Vee one"],
+                            ["p1.org", 1.0, "http://p1.org/", "x"]]]
+    # w at position 2 after dedupe of [u, v, u, v, w]
+    assert second == [w, 1.0, [["p1.org", 1.0, "http://p1.org/", "x"]]]
+    # the other way round, u's anchor on the page
+    assert output[v][0] == [u, 3.0, [["p2.org", 2.0, "http://p2.org/a", "x"],
+                                     ["p1.org", 1.0, "http://p1.org/", "x"]]]
     assert counters["cocitation"]["link_repeated_in_page"] == 2
     # the same record twice in the input (two segment files) is still one citing page
     twice, _ = run_cocitation([write_segments(tmp_path / "a.jsonl", records),
@@ -109,7 +116,24 @@ def test_template_link_beside_everything_is_not_capped(tmp_path):
                for i in range(30)]
     output, _ = run_and_check(tmp_path, records)
     assert output["http://sponsor.example.net/"] == [
-        ["http://beian.example.cn/", 30.0, [["big.example.com", 30.0]]]]
+        ["http://beian.example.cn/", 30.0,
+         [["big.example.com", 30.0, "http://big.example.com/0", "ICP 123"]]]]
+
+
+def test_evidence_names_the_citing_page_where_the_pair_sits_nearest(tmp_path):
+    u, v = site_url("u"), site_url("v")
+    fill = [site_url(letter) for letter in "abc"]
+    records = [
+        # the smaller URL, but v three links after u
+        page("http://dir.org/a", "dir.org", [u, *fill, (v, "far")]),
+        # v right after u: the strongest citation of dir.org, whatever the input order
+        page("http://dir.org/z", "dir.org", [u, (v, "near"), *fill]),
+        page("http://other.org/", "other.org", [(v, "V"), u]),
+    ]
+    for order in (records, records[::-1]):
+        output, _ = run_and_check(tmp_path, order)
+        assert output[u][0] == [v, 3.0, [["dir.org", 2.0, "http://dir.org/z", "near"],
+                                         ["other.org", 1.0, "http://other.org/", "V"]]]
 
 
 def test_same_site_links_are_removed_before_the_window_and_never_pair(tmp_path):
@@ -179,8 +203,12 @@ def test_bad_records_are_counted_not_fatal(tmp_path):
         handle.write('"http://p9.org/"\t{"url": "http://p9.org/", "site": "p9.org", '
                      '"blocks": [7, [{"href": 1}]]}\n')
     output, counters = run_cocitation([path])
-    assert output == {site_url("a"): [[site_url("b"), 2.0, [["p0.org", 1.0], ["p1.org", 1.0]]]],
-                      site_url("b"): [[site_url("a"), 2.0, [["p0.org", 1.0], ["p1.org", 1.0]]]]}
+    with pytest.raises(ValueError):  # a value of the format before the citing page's anchor
+        decode_sibling_value([site_url("b"), "p0.org", "http://p0.org/"])
+    assert output == {site_url("a"): [[site_url("b"), 2.0, [["p0.org", 1.0, "http://p0.org/", "x"],
+                                                            ["p1.org", 1.0, "http://p1.org/", "x"]]]],
+                      site_url("b"): [[site_url("a"), 2.0, [["p0.org", 1.0, "http://p0.org/", "x"],
+                                                            ["p1.org", 1.0, "http://p1.org/", "x"]]]]}
     assert counters["cocitation"]["bad_segment_record"] == 4
     assert counters["filters"]["block_malformed"] == 1
     assert counters["filters"]["link_malformed"] == 1
@@ -228,7 +256,9 @@ def test_page_siblings_window_counts_positions_after_dedupe():
 
 urls = st.sampled_from(["http://a.com/", "http://a.com/é", "http://a.com/\"q", "http://a.com/z",
                         "http://中文.cn/", "http://a.com"])
-sibling_values = st.lists(st.tuples(urls, st.sampled_from(["s.org", "t.org", "ü.org"]), urls),
+sibling_values = st.lists(st.tuples(urls, st.sampled_from(["s.org", "t.org", "ü.org"]), urls,
+                                    st.integers(min_value=1, max_value=12),
+                                    st.sampled_from(["", "A", "b", "中文", "\"q"])),
                           max_size=30)
 
 
@@ -242,15 +272,18 @@ def test_streamed_degrees_equal_set_counts_in_byte_sorted_order(values, evidence
                                evidence)
     got = {c.url: (c.degree, c.evidence) for c in streamed}
     pages: defaultdict[str, set] = defaultdict(set)
-    for other, site, citing in values:
+    nearest: dict[tuple[str, str], tuple[int, str, str]] = {}
+    for other, site, citing, distance, anchor in values:
         pages[other].add((site, citing))
+        nearest[other, site] = min(nearest.get((other, site), (distance, citing, anchor)),
+                                   (distance, citing, anchor))
     expected = {}
     for other, cited in pages.items():
         by_site: defaultdict[str, int] = defaultdict(int)
         for site, _ in cited:
             by_site[site] += 1
         best = sorted(by_site.items(), key=lambda item: (-item[1], item[0]))[:evidence]
-        expected[other] = (len(cited), tuple(best))
+        expected[other] = (len(cited), tuple((site, n, *nearest[other, site][1:]) for site, n in best))
     assert got == expected
 
 
@@ -336,3 +369,33 @@ def test_real_hub_pages_job_equals_oracle(shared_data, tmp_path):
     assert "link_in_large_block" not in counters["filters"]  # no blocks: nothing dropped
     assert all(entry[1] >= 2.0 and len(entries) <= 15
                for entries in output.values() for entry in entries)
+    assert_evidence_is_on_the_citing_pages(output, records)
+
+
+def page_anchors(record: dict) -> dict[str, set[str]]:
+    """A segment record's links, read afresh: normalised URL → its anchor texts there."""
+    from filters.urls import normalise_url
+
+    anchors: defaultdict[str, set[str]] = defaultdict(set)
+    for block in record["blocks"]:
+        for link in block:
+            url = normalise_url(link["href"])
+            if url is not None:
+                anchors[url].add(" ".join(link["anchor"].split()))
+    return anchors
+
+
+def assert_evidence_is_on_the_citing_pages(output: dict, records: list[dict]) -> None:
+    """Every evidence item names a page of its citing site that links both pages, and the
+    related page's anchor text really on it."""
+    by_url = {record["url"]: record for record in records}
+    checked = 0
+    for url, entries in output.items():
+        for related, _degree, evidence in entries:
+            for site, _pages, citing, anchor in evidence:
+                record = by_url[citing]
+                assert record["site"] == site
+                anchors = page_anchors(record)
+                assert url in anchors and anchor in anchors[related], (url, related, citing)
+                checked += 1
+    assert checked

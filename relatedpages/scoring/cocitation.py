@@ -17,7 +17,9 @@ number of parents they share with u.  Here, for a whole corpus at once:
   the filters, so removed links do not take window slots;
 * **degree(u → v)** = the number of distinct citing pages in which v is a sibling of u
   (symmetric); related pages of u: at most M pages by degree, each with degree >=
-  ``min_degree``, ties by URL; evidence = the citing sites that gave most pages.
+  ``min_degree``, ties by URL; evidence = the citing sites that gave most pages, each with
+  its strongest citing page (the one where u and v sit nearest, :func:`better_sibling`)
+  and v's anchor text there, so a reader can open the page and find both links.
 
 Which link filters the baseline keeps (the paper only says BF and B; our reading):
 
@@ -101,7 +103,8 @@ class CocitationEvent(str, Enum):
     SAME_SITE_SIBLINGS = "same_site_siblings_skipped"
     """Pairs within the window whose two links are of the same site: not co-cited."""
     BAD_INTERMEDIATE_VALUE = "bad_intermediate_value"
-    """A reducer value that is not ``[other, citing_site, citing_page]`` of strs."""
+    """A reducer value that is not ``[other, citing_site, citing_page, distance, anchor]``
+    (strs, and a distance int >= 1)."""
     CANDIDATES = "cocited_candidates"
     """Pairs (u, v) co-cited by at least one page (each direction counts)."""
     BELOW_MIN_DEGREE = "candidates_below_min_degree"
@@ -152,7 +155,8 @@ class CocitationParams:
 
 
 class SiteLink(Protocol):
-    """A filtered link: its (normalised) URL and its site (FilteredLink is one)."""
+    """A filtered link: its (normalised) URL and its site (FilteredLink is one; its
+    ``anchor`` text, when it has one, is the evidence's: :class:`PageSiblings`)."""
 
     @property
     def url(self) -> str: ...
@@ -217,13 +221,33 @@ class PageSiblings:
 
     ``pairs`` are the unordered pairs (earlier URL, later URL) of links at most BF/2
     positions apart and of different sites, in link order; ``links`` the page's URLs after
-    the per-page singleton rule; ``repeated`` and ``same_site`` count what was left out.
+    the per-page singleton rule, ``anchors`` their anchor texts (at their first position,
+    "" when none); ``repeated`` and ``same_site`` count what was left out.
     """
 
     links: tuple[str, ...]
     pairs: tuple[tuple[str, str], ...]
     repeated: int
     same_site: int
+    anchors: tuple[str, ...] = ()
+
+    def values(self, citing_site: str, citing_page: str) -> Iterator[tuple[str, list[Any]]]:
+        """What the mapper emits for this page: per pair {u, v}, u → (v, the citing site
+        and page, their distance, v's anchor) and v → (u, …, u's anchor).
+
+        >>> from types import SimpleNamespace as L
+        >>> links = [L(url=f"http://{c}.com/", site=f"{c}.com", anchor=c.upper()) for c in "ab"]
+        >>> list(page_siblings([links], bf=2).values("d.org", "http://d.org/"))  # doctest: +NORMALIZE_WHITESPACE
+        [('http://a.com/', ['http://b.com/', 'd.org', 'http://d.org/', 1, 'B']),
+         ('http://b.com/', ['http://a.com/', 'd.org', 'http://d.org/', 1, 'A'])]
+        """
+        position = {url: index for index, url in enumerate(self.links)}
+        anchors = self.anchors or ("",) * len(self.links)
+        for u, v in self.pairs:
+            at_u, at_v = position[u], position[v]
+            distance = abs(at_v - at_u)
+            yield u, encode_sibling_value(v, citing_site, citing_page, distance, anchors[at_v])
+            yield v, encode_sibling_value(u, citing_site, citing_page, distance, anchors[at_u])
 
 
 def page_siblings(filtered_blocks: Iterable[Iterable[SiteLink]], bf: int) -> PageSiblings:
@@ -248,99 +272,147 @@ def page_siblings(filtered_blocks: Iterable[Iterable[SiteLink]], bf: int) -> Pag
                 same_site += 1
                 continue
             pairs.append((first.url, second.url))
-    return PageSiblings(tuple(link.url for link in links), tuple(pairs), repeated, same_site)
+    return PageSiblings(tuple(link.url for link in links), tuple(pairs), repeated, same_site,
+                        tuple(getattr(link, "anchor", "") for link in links))
 
 
 # -- intermediate values --------------------------------------------------------------------
 #
-# Mapper → reducer: key u, value [v, citing site, citing page].  With SORT_VALUES the
-# values of u reach the reducer sorted by their *encoded bytes*.  All values sharing a
-# prefix are contiguous in byte order, and a JSON string's encoding ends at its unescaped
-# closing quote, so the values of one v arrive in one run, within it those of one citing
-# site, within that the repeats of one citing page: the reducer streams them once in
-# constant memory.  No numbers are encoded, so nothing depends on how JSON sorts them.
+# Mapper → reducer: key u, value [v, citing site, citing page, distance, v's anchor].
+# With SORT_VALUES the values of u reach the reducer sorted by their *encoded bytes*.  All
+# values sharing a prefix are contiguous in byte order, and a JSON string's encoding ends
+# at its unescaped closing quote, so the values of one v arrive in one run, within it those
+# of one citing site, within that the repeats of one citing page: the reducer streams them
+# once in constant memory.  The distance and the anchor, after that prefix, only choose a
+# site's strongest citation, by a rule that does not depend on the order values arrive in
+# (:func:`better_sibling`), so nothing depends on how JSON sorts numbers.
 
 
-def encode_sibling_value(other: str, citing_site: str, citing_page: str) -> list[str]:
-    """The value sent to key page u: its sibling v, and the page (and its site) citing both."""
-    return [other, citing_site, citing_page]
+def encode_sibling_value(other: str, citing_site: str, citing_page: str, distance: int,
+                         anchor: str) -> list[Any]:
+    """The value sent to key page u: its sibling v, the page (and its site) citing both,
+    how many positions apart they are there, and v's anchor text on it."""
+    return [other, citing_site, citing_page, distance, anchor]
 
 
-def decode_sibling_value(value: Any) -> tuple[str, str, str]:
-    """(other page, citing site, citing page) of an encoded value; ValueError if malformed.
+#: A decoded sibling value: (other page, citing site, citing page, distance, anchor).
+SiblingValue = tuple[str, str, str, int, str]
 
+
+def decode_sibling_value(value: Any) -> SiblingValue:
+    """(other page, citing site, citing page, distance, anchor) of an encoded value;
+    ValueError if malformed.
+
+    >>> decode_sibling_value(["http://b.com/", "c.org", "http://c.org/p", 2, "B"])
+    ('http://b.com/', 'c.org', 'http://c.org/p', 2, 'B')
     >>> decode_sibling_value(["http://b.com/", "c.org", "http://c.org/p"])
-    ('http://b.com/', 'c.org', 'http://c.org/p')
-    >>> decode_sibling_value(["http://b.com/", 3])
     Traceback (most recent call last):
     ...
-    ValueError: not a sibling value: ['http://b.com/', 3]
+    ValueError: not a sibling value: ['http://b.com/', 'c.org', 'http://c.org/p']
     """
     if (
         isinstance(value, list)
-        and len(value) == 3
-        and all(isinstance(item, str) for item in value)
+        and len(value) == 5
+        and all(isinstance(item, str) for item in value[:3])
+        and isinstance(value[3], int) and not isinstance(value[3], bool) and value[3] >= 1
+        and isinstance(value[4], str)
     ):
-        return value[0], value[1], value[2]
+        return value[0], value[1], value[2], value[3], value[4]
     raise ValueError(f"not a sibling value: {value!r}")
+
+
+#: A site's strongest citation of a pair: (distance, citing page, anchor text of v).
+Citation = tuple[int, str, str]
+
+
+def better_sibling(citation: Citation, best: Citation | None) -> bool:
+    """Whether ``citation`` beats ``best`` as a site's evidence for a pair: the page where
+    the two links sit nearest (Dean & Henzinger's siblings are the links *around* the
+    link to u), then the smaller page URL, then the smaller anchor text: independent of
+    the order values arrive in, so the job and the oracle agree (the block chain's
+    :func:`relatedpages.scoring.similarity.better_citation` does the same with S_p).
+
+    >>> better_sibling((1, "http://z.org/", "Z"), (2, "http://a.org/", "A"))
+    True
+    >>> better_sibling((2, "http://b.org/", "A"), (2, "http://a.org/", "Z"))
+    False
+    """
+    return best is None or citation < best
 
 
 # -- degrees and ranking --------------------------------------------------------------------
 
 
+#: One citing site's evidence for a pair: (site, citing pages, strongest citing page, v's
+#: anchor text on it).
+SiteEvidence = tuple[str, int, str, str]
+
+
 @dataclass(frozen=True)
 class Cocited:
     """A page v co-cited with the key page u: degree(u → v) and its best citing sites
-    (``(site, pages)``, most pages first, ties by site)."""
+    (``(site, pages, citing page, anchor)``, most pages first, ties by site; the page is the
+    site's strongest citation, :func:`better_sibling`, and the anchor v's text on it)."""
 
     url: str
     degree: int
-    evidence: tuple[tuple[str, int], ...]
+    evidence: tuple[SiteEvidence, ...]
 
     def as_entry(self) -> RelatedEntry:
-        """The related-pages record entry ``[url, degree, [[citing_site, pages], ...]]``
-        (numbers as floats: the same record shape as ``jobs.related``)."""
-        return [self.url, float(self.degree), [[site, float(n)] for site, n in self.evidence]]
+        """The related-pages record entry ``[url, degree, [[citing_site, pages,
+        citing_page, anchor], ...]]`` (numbers as floats: the same record shape as
+        ``jobs.related``'s, :data:`relatedpages.scoring.similarity.Evidence`)."""
+        return [self.url, float(self.degree),
+                [[site, float(n), citing, text] for site, n, citing, text in self.evidence]]
 
 
-def _best_sites(
-    best: tuple[tuple[str, int], ...], site: str, pages: int, k: int
-) -> tuple[tuple[str, int], ...]:
-    """Add (site, pages) to the best k sites (at most k + 1 items sorted: constant memory)."""
-    return tuple(sorted((*best, (site, pages)), key=lambda item: (-item[1], item[0]))[:k])
+def _best_sites(best: tuple[SiteEvidence, ...], item: SiteEvidence,
+                k: int) -> tuple[SiteEvidence, ...]:
+    """Add a site's evidence to the best k sites (at most k + 1 items sorted: constant
+    memory)."""
+    return tuple(sorted((*best, item), key=lambda each: (-each[1], each[0]))[:k])
 
 
-def cocited_degrees(values: Iterable[tuple[str, str, str]], evidence: int) -> Iterator[Cocited]:
+def cocited_degrees(values: Iterable[SiblingValue], evidence: int) -> Iterator[Cocited]:
     """Degrees from one key page's sorted values, streamed once in constant memory.
 
-    ``values`` are ``(other, citing_site, citing_page)`` grouped by other, within it by
-    citing site, and with repeats of a citing page adjacent (what SORT_VALUES gives).  A
-    page citing both u and v more than once (duplicate input records) counts once.
+    ``values`` are ``(other, citing_site, citing_page, distance, anchor)`` grouped by other,
+    within it by citing site, and with repeats of a citing page adjacent (what SORT_VALUES
+    gives).  A page citing both u and v more than once (duplicate input records) counts
+    once.  Each site's strongest citation (:func:`better_sibling`) is its evidence.
 
     >>> [(c.url, c.degree, c.evidence) for c in cocited_degrees(
-    ...     [("v", "a.org", "p1"), ("v", "a.org", "p1"), ("v", "a.org", "p2"),
-    ...      ("v", "b.org", "p3"), ("w", "b.org", "p3")], evidence=1)]
-    [('v', 3, (('a.org', 2),)), ('w', 1, (('b.org', 1),))]
+    ...     [("v", "a.org", "p1", 3, "V"), ("v", "a.org", "p1", 3, "V"), ("v", "a.org", "p2", 1, "v!"),
+    ...      ("v", "b.org", "p3", 2, ""), ("w", "b.org", "p3", 4, "W")], evidence=1)]
+    [('v', 3, (('a.org', 2, 'p2', 'v!'),)), ('w', 1, (('b.org', 1, 'p3', 'W'),))]
     """
     current: str | None = None
     site = page = ""
     degree = site_pages = 0
-    best: tuple[tuple[str, int], ...] = ()
-    for other, citing_site, citing_page in values:
+    best: tuple[SiteEvidence, ...] = ()
+    citation: Citation | None = None  # the current site's strongest
+
+    def site_evidence() -> SiteEvidence:
+        assert citation is not None  # a site has at least one value
+        return (site, site_pages, citation[1], citation[2])
+
+    for other, citing_site, citing_page, distance, anchor in values:
         if other != current:
             if current is not None:
-                yield Cocited(current, degree, _best_sites(best, site, site_pages, evidence))
+                yield Cocited(current, degree, _best_sites(best, site_evidence(), evidence))
             current, degree, best = other, 0, ()
-            site, page, site_pages = citing_site, "", 0
+            site, page, site_pages, citation = citing_site, "", 0, None
         elif citing_site != site:
-            best = _best_sites(best, site, site_pages, evidence)
-            site, page, site_pages = citing_site, "", 0
+            best = _best_sites(best, site_evidence(), evidence)
+            site, page, site_pages, citation = citing_site, "", 0, None
         if citing_page != page or site_pages == 0:
             page = citing_page
             degree += 1
             site_pages += 1
+        if better_sibling((distance, citing_page, anchor), citation):
+            citation = (distance, citing_page, anchor)
     if current is not None:
-        yield Cocited(current, degree, _best_sites(best, site, site_pages, evidence))
+        yield Cocited(current, degree, _best_sites(best, site_evidence(), evidence))
 
 
 def rank_key(cocited: Cocited) -> tuple[int, str]:
@@ -387,13 +459,16 @@ def reference_cocitation(
     :func:`cocitation_links`; then, read directly from Dean & Henzinger, for every link u
     of the page its siblings are the links at most BF/2 positions before or after it (of
     another site), and degree(u → v) is the size of the set of citing pages (``(site,
-    url)``) that have v among u's siblings.  Output: ``{url: [[v, degree, evidence], ...]}``
-    like the job's, pages without related pages absent, keys in URL order.  Records must be
-    well formed (the job's skip-and-count is tested on the job).
+    url)``) that have v among u's siblings.  Each citing site's evidence is its page where u
+    and v sit nearest (ties: the smaller page URL, then the smaller anchor) with v's anchor
+    text there.  Output: ``{url: [[v, degree, evidence], ...]}`` like the job's, pages
+    without related pages absent, keys in URL order.  Records must be well formed (the
+    job's skip-and-count is tested on the job).
     """
     citing: defaultdict[str, defaultdict[str, set[tuple[str, str]]]] = defaultdict(
         lambda: defaultdict(set)
     )
+    strongest: dict[tuple[str, str, str], Citation] = {}  # (u, v, citing site) → citation
     window = params.window
     for record in records:
         page = (record["site"], record["url"])
@@ -404,6 +479,10 @@ def reference_cocitation(
                 v = links[j]
                 if j != i and v.site != u.site:
                     citing[u.url][v.url].add(page)
+                    key = (u.url, v.url, record["site"])
+                    citation = (abs(i - j), record["url"], getattr(v, "anchor", ""))
+                    if better_sibling(citation, strongest.get(key)):
+                        strongest[key] = citation
     related: dict[str, list[RelatedEntry]] = {}
     for url in sorted(citing):
         candidates = []
@@ -412,7 +491,11 @@ def reference_cocitation(
                 continue
             by_site = Counter(site for site, _ in pages)
             evidence = sorted(by_site.items(), key=lambda item: (-item[1], item[0]))
-            candidates.append(Cocited(other, len(pages), tuple(evidence[: params.evidence])))
+            sites: list[SiteEvidence] = []
+            for site, n in evidence[: params.evidence]:
+                _distance, citing_page, anchor = strongest[url, other, site]
+                sites.append((site, n, citing_page, anchor))
+            candidates.append(Cocited(other, len(pages), tuple(sites)))
         candidates.sort(key=rank_key)
         if candidates:
             related[url] = [cocited.as_entry() for cocited in candidates[: params.m]]
