@@ -136,7 +136,8 @@ class MRRelatedPages(ShippedJob):
         page = citing_url if isinstance(citing_url, str) else url
         pairs = sim.page_pairs(site, blocks, self.sim_params.lam,
                                distant_pairs=self.sim_params.distant_pairs, page_url=page,
-                               max_distance=self.sim_params.window)
+                               max_distance=self.sim_params.window,
+                               form=self.sim_params.proximity)
         self.increment_counter(CHAIN_GROUP, "related_pairs", len(pairs))
         for pair in pairs:
             yield (hotkeys.pair_key(pair.p1, pair.p2, plan),
@@ -154,7 +155,8 @@ class MRRelatedPages(ShippedJob):
         """Input: p2 (or ``[p2, label]`` under a hot-key plan: store.hotkeys) → auxiliary
         values first, then (p1, TSD, A_p,p2, S_p) sorted by p1, TSD, anchor and similarity
         descending (Sort1).
-        Output: p1 → (p2, score, evidence, sites citing p2, Σ_d DS_d) for score >= T; the
+        Output: p1 → (p2, score, evidence, sites linking p2, Σ_d DS_d, sites co-citing the
+        pair) for score >= T; the
         score is TS(p1 → p2) of Eq. 13 under the paper preset.  One pass, constant memory:
         integer sums, a small heap."""
         params = self.sim_params
@@ -177,17 +179,18 @@ class MRRelatedPages(ShippedJob):
         sites = 0  # citing sites of the current pair
         other = site = anchor = None
         taken = 0  # values taken from the current anchor group (the r cap)
-        site_micro = total_micro = max_micro = 0
+        site_micro = total_micro = max_micro = capped_micro = 0
         # min-heap of (ds, site, citing page, anchor text) of the best sites
         evidence: list[tuple[int, _Desc, str, str]] = []
         best: tuple[int, str, str] | None = None  # the current site's strongest citation
 
         def close_site() -> None:
-            nonlocal total_micro, site_micro, max_micro, sites, best
+            nonlocal total_micro, site_micro, max_micro, capped_micro, sites, best
             if site is None:
                 return
             ds = min(n_micro, site_micro)  # Eq. 12
             total_micro += ds
+            capped_micro += min(ds, sim.SITE_EVIDENCE_CAP_MICRO)
             max_micro = max(max_micro, ds)
             sites += 1
             assert best is not None  # a site has at least one value
@@ -200,12 +203,13 @@ class MRRelatedPages(ShippedJob):
             if other is None:
                 return
             close_site()
-            ts = score_from_micro(total_micro, max_micro, sites, in_p2, params)  # Eq. 13
+            ts = score_from_micro(total_micro, max_micro, sites, in_p2, params,  # Eq. 13
+                                  popularity, capped_micro)
             if ts >= params.t:
                 ranked = sorted(evidence, key=lambda item: (-item[0], item[1].value))
                 yield other, [page, ts, [[s.value, unmicro(ds), citing, text]
                                          for ds, s, citing, text in ranked],
-                              popularity, unmicro(total_micro)]
+                              popularity, unmicro(total_micro), sites]
             else:
                 self.increment_counter(CHAIN_GROUP, "scores_below_threshold")
 
@@ -229,7 +233,7 @@ class MRRelatedPages(ShippedJob):
             if p1 != other:
                 yield from close_other()
                 other, site, anchor, taken = p1, value_site, value_anchor, 0
-                total_micro = site_micro = max_micro = sites = 0
+                total_micro = site_micro = max_micro = capped_micro = sites = 0
                 evidence = []
             elif value_site != site:
                 close_site()
@@ -253,7 +257,7 @@ class MRRelatedPages(ShippedJob):
     def reducer_top_related(
         self, page: str, values: Iterator[list[Any]]
     ) -> Iterator[tuple[str, list[Any]]]:
-        """Input: p1 → (p2, score, evidence, sites citing p2, Σ DS_d), and with the site
+        """Input: p1 → (p2, score, evidence, sites linking p2, Σ DS_d, sites co-citing), and with the site
         fallback p1's own popularity.  Output: p1 → at most M ``[p2, score, evidence]``,
         best first, ties as the preset says (a bounded heap: constant memory); with the
         site fallback, the list tagged with whether it is weak, and a weak page's asks."""
@@ -270,14 +274,16 @@ class MRRelatedPages(ShippedJob):
 
         best = heapq.nsmallest(params.m, candidates(),
                                key=lambda candidate: sim.candidate_key(candidate, params.tie_break))
-        entries = sim.relative_cut([[c.url, c.score, c.evidence] for c in best], params.relative)
+        entries = sim.relative_cut([[c.url, c.score, c.evidence] for c in best], params.relative,
+                                   [c.sites for c in best])
         if best:
             self.increment_counter(CHAIN_GROUP, "pages_with_related")
         if not params.site_fallback:
             if best:
                 yield page, entries
             return
-        weak = is_weak(entries, popularity, params.diffuse)
+        weak = is_weak(entries, popularity, params.diffuse,
+                       next((c.sites for c in best if entries and c.url == entries[0][0]), 0))
         if entries:
             yield page, [_OWN, entries, weak]
             if weak:

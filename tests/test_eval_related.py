@@ -528,7 +528,7 @@ def test_cli_prints_table_curve_and_json_and_writes_the_png(data_dir, tmp_path, 
     figures = json.loads(out.strip().splitlines()[-1])
     assert figures["protocol"]["lists"] == 60 and figures["protocol"]["held_out_lists"] == 30
     assert figures["parameters"]["paper_block"]["t"] == 1.0
-    assert figures["parameters"]["block"]["score"] == "sites"
+    assert figures["parameters"]["block"]["score"] == "evidence"
     assert len(figures["scores"][BLOCK]["rscore"]) == 15
     assert set(figures["scores"]) == {BLOCK, PAPER_BLOCK, COCITATION, NAIVE, LLI, COMPANION}
     assert set(figures["url_hosts"]) == set(figures["no_answer"]) == {LLI, COMPANION}

@@ -44,7 +44,8 @@ def test_a_mirrored_block_cites_from_one_site_only():
     assert [(r["url"], r["site"], len(r["blocks"])) for r in split] == [
         ("http://b.org/list", "b.org", 1), ("http://m.org/list", "m.org", 0),
         ("http://m.org/list", "b.org", 1), ("http://c.org/list", "c.org", 1)]
-    link, params, words = preset_link_params("default"), preset_params("default"), AnchorWords()
+    # the citing sites counted (the default preset's score adds their evidence to them)
+    link, params, words = preset_link_params("default"), preset_params("default", score="sites"), AnchorWords()
     before = dict((e[0], e[1]) for e in reference_related(records, link, params, words)[TARGETS[0]])
     after = dict((e[0], e[1]) for e in reference_related(split, link, params, words)[TARGETS[0]])
     assert before[TARGETS[1]] == 3.0 and after[TARGETS[1]] == 2.0  # b.org, m.org, c.org -> b, c

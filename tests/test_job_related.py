@@ -16,7 +16,7 @@ from jobrun import run_job, write_segments
 from jobs.related import MRRelatedPages
 from relatedpages.scoring.reference import reference_related
 from relatedpages.scoring.options import preset_link_params
-from relatedpages.scoring.similarity import SimilarityParams, preset_params
+from relatedpages.scoring.similarity import SimilarityParams, log_proximity, preset_params
 
 
 
@@ -73,9 +73,13 @@ def test_default_preset_ranks_corroborated_pages_first(tmp_path):
     paper, _ = run_related([segments], ["--preset", "paper", "--t", "0"])
     default, _ = run_related([segments])
     assert [entry[0] for entry in paper["http://p.com/"]] == ["http://r.com/", "http://q.com/"]
-    # q.com: co-cited by 3 sites; r.com by 1 (on 9 pages)
-    assert default["http://p.com/"][0][:2] == ["http://q.com/", 3.0]
-    assert default["http://p.com/"][1][:2] == ["http://r.com/", 1.0]
+    # q.com: co-cited by 3 sites, linked by 3; r.com by 1 site on 9 pages (its template: no
+    # popularity), whose DS_d counts up to one citation's S_p (2), not Eq. 12's N = 10
+    near = log_proximity(0, 1, 8, 2)  # two links side by side, anchors without a common word
+    assert default["http://p.com/"][0][0] == "http://q.com/"
+    assert default["http://p.com/"][0][1] == pytest.approx(3 + math.log(4) + near + 0.1 * math.log(4), abs=1e-5)
+    assert default["http://p.com/"][1][0] == "http://r.com/"
+    assert default["http://p.com/"][1][1] == pytest.approx(1 + 0 + 2 + 0.1 * math.log(10), abs=1e-5)
     assert default == reference_related(records, preset_link_params("default"),
                                         preset_params("default"), AnchorWords())
 
@@ -208,9 +212,10 @@ def test_default_preset_co_cites_the_lists_of_one_heading(tmp_path):
     default, counters = run_related([segments])
     by_block, _ = run_related([segments], ["--granularity", "block"])
     related = {entry[0]: entry for entry in default["http://a.com/"]}
-    assert related["http://c.com/"][1] == 1.0  # across d.org's two lists: one citing site
+    # across d.org's two lists: one citing site; b.com: three, and ranked first
     assert [item[0] for item in related["http://c.com/"][2]] == ["d.org"]
-    assert related["http://b.com/"][1] == 3.0
+    assert len(related["http://b.com/"][2]) == 3
+    assert related["http://b.com/"][1] > related["http://c.com/"][1] + 2
     assert "http://c.com/" not in {entry[0] for entry in by_block["http://a.com/"]}
     # the old record is read block by block, and counted
     assert counters["related"]["segment_record_without_headings"] == 1

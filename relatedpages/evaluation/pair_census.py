@@ -94,7 +94,8 @@ def pair_census(crawl: Path, topics: Mapping[str, str], link_params: LinkFilterP
             blocks, _ = filter_blocks(site, units(record, sim_params.granularity)[0], words,
                                       link_params)
             pairs = sim.page_pairs(site, blocks, sim_params.lam, distant_pairs=sim_params.distant_pairs,
-                                   page_url=url, max_distance=sim_params.window)
+                                   page_url=url, max_distance=sim_params.window,
+                                   form=sim_params.proximity)
             census = by_kind[kind_of(url, topics)]
             census.pages += 1
             census.pairs += len(pairs)

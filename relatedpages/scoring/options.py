@@ -84,8 +84,13 @@ _OPTIONS = (
             tuple(d.value for d in sim.Damping)),
     _Option("--score", "score", str, None,
             "total = sum of DS_d over citing sites (Eq. 13); sites = the number of citing "
-            "sites; corroborated = the total without the strongest site.",
+            "sites; corroborated = the total without the strongest site; evidence = the "
+            "citing sites plus their mean DS_d, the related page's popularity and its units.",
             tuple(f.value for f in sim.ScoreForm)),
+    _Option("--proximity", "proximity", str, None,
+            "P_b of Eq. 7: paper (Eq. 5, flat within λ) or log (1 / ln(e + |i-j|/λ), over "
+            "ln(e + the unit's links / 10)).",
+            tuple(f.value for f in sim.Proximity)),
     _Option("--tie-break", "tie_break", str, None,
             "order of equal scores: url, or evidence (the sites linking the page, then "
             "summed DS_d, then URL).",
@@ -199,6 +204,8 @@ def describe(params: Sequence[Any]) -> str:
             f"N = {similarity.n:g}, λ = {similarity.lam}, S = {link.large_block}, damping "
             f"{similarity.damping.value}, score {similarity.score.value}, ties "
             f"{similarity.tie_break.value}"
+            + (f", proximity {similarity.proximity.value}"
+               if similarity.proximity is not sim.Proximity.PAPER else "")
             + (f", distant pairs kept up to {similarity.window} apart" if similarity.distant_pairs
                else "")
             + (f", co-citing unit {similarity.granularity.value}"

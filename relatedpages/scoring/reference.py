@@ -75,7 +75,7 @@ def related_from_filtered(
                 site_blocks[cited, page_site] += count
         for pair in page_pairs(page_site, blocks, sim_params.lam,
                                distant_pairs=sim_params.distant_pairs, page_url=page_url,
-                               max_distance=sim_params.window):
+                               max_distance=sim_params.window, form=sim_params.proximity):
             sims[pair.p1][pair.p2][pair.site][pair.anchor2].append(pair.s)
             sims[pair.p2][pair.p1][pair.site][pair.anchor1].append(pair.s)
             for source, target, text in (((pair.p1, pair.p2, pair.text2),
@@ -89,6 +89,7 @@ def related_from_filtered(
     popularity: Counter[str] = Counter(
         cited for (cited, _site), blocks in site_blocks.items() if blocks <= sim_params.template)
     related: dict[str, list[RelatedEntry]] = {}
+    best_sites: dict[str, int] = {}  # the citing sites of each list's first result
     for source in sorted(sims):
         candidates = [directed_candidate(
             target, by_site, in_p[target], sim_params, popularity[target],
@@ -98,9 +99,11 @@ def related_from_filtered(
                               sim_params.relative)
         if entries:
             related[source] = entries
+            best_sites[source] = next(c.sites for c in candidates if c.url == entries[0][0])
     if sim_params.site_fallback:  # jobs.related's steps 3 and 4: every cited page may ask
         every_cited = {*in_p, *(cited for cited, _site in site_blocks)}
-        return apply_site_fallback(related, popularity, every_cited, sim_params.diffuse)
+        return apply_site_fallback(related, popularity, every_cited, sim_params.diffuse,
+                                   best_sites)
     return related
 
 

@@ -48,6 +48,20 @@ TEMPLATE_DEFAULT = 2
 EVIDENCE_DEFAULT = 3
 #: Decimal digits every S_p, DS_d and TS is rounded to (see the module docstring).
 ROUND_DIGITS = 6
+#: The default preset's proximity (:class:`Proximity` ``log``): a unit of this many links
+#: weighs its pairs 1 / ln(e + 1) of a small one's (a list of 200 links: 1 / ln(e + 20)).
+UNIT_LINKS = 10
+#: The default preset's score (:class:`ScoreForm` ``evidence``): the weight of the related
+#: page's popularity, ln(1 + the sites linking it), and of the units that contain it,
+#: ln(1 + in_p2), beside the citing sites and their mean DS_d.  Chosen on the development
+#: split of the hub lists (README, "One score"): popularity is the evidence tie-break made a
+#: term (1.0: as much as a citing site for a page three times as popular); in_p2 0.1.
+POPULARITY_WEIGHT = 1.0
+IN_P_WEIGHT = 0.1
+#: ... and each citing site's DS_d counts up to one citation's largest S_p (P_b <= 1,
+#: 1 + A_b <= 2): a site repeating a pair on many pages is still one site (Eq. 12's N = 10
+#: would let it outweigh five others).
+SITE_EVIDENCE_CAP = 2.0
 
 
 
@@ -69,6 +83,22 @@ class ScoreForm(str, Enum):
     # Σ_d DS_d − max_d DS_d: the evidence of the sites beyond the strongest one.  One
     # citing site is a hint (a single curator); only other sites corroborate it.
     CORROBORATED = "corroborated"
+    # One score from all the evidence (issue 43): the citing sites, plus their mean DS_d
+    # (at most 2 per site with the log proximity: how near and how alike the anchors),
+    # plus POPULARITY_WEIGHT x ln(1 + popularity) and IN_P_WEIGHT x ln(1 + in_p2).  The
+    # sites still come first (a second citing site outweighs any one site's nearness), and
+    # equal counts are ordered by the evidence, not by a tie-break.
+    EVIDENCE = "evidence"
+
+
+class Proximity(str, Enum):
+    """How two links of one unit are near (the P_b of Eq. 7)."""
+
+    PAPER = "paper"  # Eq. 5: 1 within lambda, then exp(-(|i - j| - lambda) / 2)
+    # 1 / ln(e + |i - j| / lambda), over ln(e + n / UNIT_LINKS) for a unit of n links: never
+    # 0 within the window, every distance weighed apart (Eq. 5 is flat to lambda and
+    # rounds to 0 past ~37), a pair of a long list worth less than one of a short list
+    LOG = "log"
 
 
 class TieBreak(str, Enum):
@@ -143,8 +173,8 @@ class SimilarityParams:
     SimilarityParams(lam=8, r=9, n=10.0, m=15, t=4.0, evidence=3, damping=<Damping.LOG: 'log'>,
                      score=<ScoreForm.TOTAL: 'total'>, tie_break=<TieBreak.URL: 'url'>,
                      distant_pairs=False, template=2, window=0,
-                     granularity=<Granularity.BLOCK: 'block'>, site_fallback=False, diffuse=0.0,
-                     relative=0.0)
+                     granularity=<Granularity.BLOCK: 'block'>, proximity=<Proximity.PAPER: 'paper'>,
+                     site_fallback=False, diffuse=0.0, relative=0.0)
     >>> SimilarityParams(r=0)
     Traceback (most recent call last):
     ...
@@ -164,6 +194,7 @@ class SimilarityParams:
     template: int = TEMPLATE_DEFAULT
     window: int = 0
     granularity: Granularity = Granularity.BLOCK
+    proximity: Proximity = Proximity.PAPER
     # the site fallback (relatedpages.scoring.sitefallback): pages without a list, or with
     # a list whose best score is below `diffuse` x their popularity, answered by their site
     site_fallback: bool = False
@@ -173,7 +204,7 @@ class SimilarityParams:
 
     def __post_init__(self) -> None:
         for name, kind in (("damping", Damping), ("score", ScoreForm), ("tie_break", TieBreak),
-                           ("granularity", Granularity)):
+                           ("granularity", Granularity), ("proximity", Proximity)):
             try:
                 object.__setattr__(self, name, kind(getattr(self, name)))
             except ValueError:
@@ -202,10 +233,16 @@ class SimilarityParams:
 #: development split of the hub lists and on generated webs (README, "The default preset"):
 #: * T = 0: the paper's T = 4.0 is an absolute threshold tuned on 37.5 M pages; on smaller
 #:   crawls almost nothing reaches it.  The lists are cut at M only.
-#: * score = sites, damping = none: the number of distinct sites whose blocks co-cite the two
-#:   pages.  99 % of the paper score's results on the hub lists rest on one site, ~70 % tie
-#:   at 1.0 and are ordered by URL; its damping puts pages cited once at the top.
-#: * tie-break = evidence: equal counts are ordered by how many sites cite the page at all
+#: * score = evidence, damping = none: the number of distinct sites whose blocks co-cite
+#:   the two pages, plus their mean DS_d, the related page's popularity and its units
+#:   (:class:`ScoreForm`).  99 % of the paper score's results on the hub lists rest on one
+#:   site, ~70 % tie at 1.0 and are ordered by URL; its damping puts pages cited once at the
+#:   top.  The count of sites alone tied 98 % of results with a neighbour (issue 43); this
+#:   score, on the development split: 27 % at three significant digits, P@15 and R@1-15
+#:   within 0.2 points of the count with its tie-break (README, "One score").
+#: * proximity = log: every distance apart weighs (:class:`Proximity`), and a unit's length
+#:   too; Eq. 5 is flat within lambda, so its S_p were 1.0 or 2.0 for most pairs.
+#: * tie-break = evidence: equal scores are ordered by how many sites cite the page at all
 #:   (the better-known page first), then by Σ_d DS_d (Eq. 5-12), never by URL while
 #:   evidence differs.
 #: * distant_pairs, window = 60: two links of one block up to 60 positions apart are
@@ -229,7 +266,8 @@ class SimilarityParams:
 DEFAULT_PRESET_CHANGES: Mapping[str, Any] = {
     "t": 0.0,
     "damping": Damping.NONE,
-    "score": ScoreForm.SITES,
+    "score": ScoreForm.EVIDENCE,
+    "proximity": Proximity.LOG,
     "tie_break": TieBreak.EVIDENCE,
     "distant_pairs": True,
     "window": 60,
@@ -247,7 +285,7 @@ def preset_params(preset: Preset | str, **overrides: Any) -> SimilarityParams:
     True
     >>> p = preset_params("default", m=10)
     >>> (p.t, p.damping.value, p.score.value, p.tie_break.value, p.distant_pairs, p.window, p.m)
-    (0.0, 'none', 'sites', 'evidence', True, 60, 10)
+    (0.0, 'none', 'evidence', 'evidence', True, 60, 10)
     >>> p.granularity.value
     'heading'
     """
@@ -289,10 +327,28 @@ def anchor_similarity(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def block_similarity(
-    i: int, j: int, words_i: frozenset[str], words_j: frozenset[str], lam: int
+    i: int, j: int, words_i: frozenset[str], words_j: frozenset[str], lam: int,
+    form: Proximity = Proximity.PAPER, links: int = 0,
 ) -> float:
-    """Eq. 7: S_b = P_b * (1 + A_b), for links at positions i, j of one block (unrounded)."""
-    return proximity(i, j, lam) * (1.0 + anchor_similarity(words_i, words_j))
+    """Eq. 7: S_b = P_b * (1 + A_b), for links at positions i, j of one block (unrounded);
+    P_b as ``form`` says (:func:`log_proximity` weighs the unit's ``links`` too)."""
+    near = proximity(i, j, lam) if form is Proximity.PAPER else log_proximity(i, j, lam, links)
+    return near * (1.0 + anchor_similarity(words_i, words_j))
+
+
+def log_proximity(i: int, j: int, lam: int, links: int) -> float:
+    """The default preset's P_b (:class:`Proximity` ``log``): 1 / ln(e + |i - j| / lambda),
+    over ln(e + links / UNIT_LINKS) for a unit of ``links`` links.
+
+    >>> round(log_proximity(0, 1, 8, 2), 4), round(log_proximity(0, 40, 8, 2), 4)
+    (0.8935, 0.4569)
+    >>> round(log_proximity(0, 1, 8, 200), 4)
+    0.3064
+    """
+    if lam < 0:
+        raise ValueError(f"lam must be >= 0, got {lam!r}")
+    distance = abs(i - j) / (lam or 1)
+    return 1.0 / (math.log(math.e + distance) * math.log(math.e + links / UNIT_LINKS))
 
 
 def anchor_key(words: frozenset[str]) -> str:
@@ -325,6 +381,7 @@ class PagePair:
 def page_pairs(
     page_site: str, filtered_blocks: Sequence[Sequence[LinkLike]], lam: int,
     *, distant_pairs: bool = False, page_url: str = "", max_distance: int = 0,
+    form: Proximity = Proximity.PAPER,
 ) -> list[PagePair]:
     """The related pairs a citing page generates (Definition 1, Eq. 5-8).
 
@@ -342,6 +399,7 @@ def page_pairs(
 
     With ``distant_pairs`` (default preset) such a pair is kept with S_p =
     :data:`DISTANT_PAIR_SIMILARITY`: two links of one block are co-cited however far apart.
+    ``form``: the proximity (:class:`Proximity`; ``log`` weighs the block's length).
 
     Pairs come out in the order their blocks and links make them; p1 < p2.
     """
@@ -372,7 +430,8 @@ def page_pairs(
                 if key in seen:
                     continue
                 seen.add(key)
-                s = round(block_similarity(low.pos, high.pos, low.words, high.words, lam), ROUND_DIGITS)
+                s = round(block_similarity(low.pos, high.pos, low.words, high.words, lam,
+                                           form, len(links)), ROUND_DIGITS)
                 if distant_pairs:  # co-cited however far apart; proximity only weighs
                     s = max(s, DISTANT_PAIR_SIMILARITY)
                 if s > 0.0:
@@ -427,6 +486,7 @@ def in_counts(filtered_blocks: Iterable[Iterable[LinkLike]]) -> Counter[str]:
 DISTANT_PAIR_SIMILARITY = 10.0**-ROUND_DIGITS
 
 SCALE = 10**ROUND_DIGITS  # similarities carry ROUND_DIGITS decimals: sums in integer units
+SITE_EVIDENCE_CAP_MICRO = round(SITE_EVIDENCE_CAP * SCALE)
 
 
 def micro(value: float) -> int:
@@ -499,19 +559,29 @@ def damped(value: float, in_p2: int, damping: Damping) -> float:
 
 
 def score_from_micro(ds_sum_micro: int, ds_max_micro: int, sites: int, in_p2: int,
-                     params: SimilarityParams) -> float:
+                     params: SimilarityParams, popularity: int = 0,
+                     ds_capped_micro: int | None = None) -> float:
     """The score of p2 for p1 from the exact sums in micro-units (Σ_d DS_d and its largest
-    term), the number of citing sites and in_p2, damped and rounded to ROUND_DIGITS: TS of
-    Eq. 13 under the paper preset, the number of citing sites under the default preset.
+    term), the number of citing sites, in_p2 and p2's popularity, damped and rounded to
+    ROUND_DIGITS: TS of Eq. 13 under the paper preset, :class:`ScoreForm` ``evidence``
+    under the default preset (``ds_capped_micro``: Σ_d min(DS_d, SITE_EVIDENCE_CAP), by
+    default the plain sum).
 
     >>> score_from_micro(8_000_000, 5_000_000, 3, 1, SimilarityParams())
     8.0
-    >>> score_from_micro(8_000_000, 5_000_000, 3, 4, preset_params("default"))
+    >>> score_from_micro(8_000_000, 5_000_000, 3, 4, SimilarityParams(score="sites", damping="none"))
     3.0
+    >>> score_from_micro(3_000_000, 2_000_000, 2, 3, preset_params("default"), popularity=4)
+    5.248067
     >>> score_from_micro(8_000_000, 5_000_000, 3, 4, SimilarityParams(score="corroborated", damping="sqrt"))
     1.5
     """
-    if params.score is ScoreForm.SITES:
+    if params.score is ScoreForm.EVIDENCE:
+        kept = (sites + POPULARITY_WEIGHT * math.log1p(popularity)
+                + ((ds_sum_micro if ds_capped_micro is None else ds_capped_micro)
+                   / SCALE / sites if sites else 0.0)
+                + IN_P_WEIGHT * math.log1p(in_p2))
+    elif params.score is ScoreForm.SITES:
         kept = float(sites)
     elif params.score is ScoreForm.CORROBORATED:
         kept = (ds_sum_micro - ds_max_micro) / SCALE
@@ -528,6 +598,7 @@ class Candidate(NamedTuple):
     evidence: Evidence
     popularity: int = 1  # sites linking the related page, templates aside (evidence tie-break)
     ds_sum: float = 0.0  # Σ_d DS_d (the evidence tie-break)
+    sites: int = 0  # the citing sites (the site fallback's test of a diffuse list)
 
 
 def total_similarity(ds_by_site: Mapping[str, float], in_p2: int) -> float:
@@ -600,10 +671,12 @@ def directed_candidate(
         for site, groups in sims_by_site.items()
     }
     total, best = sum(ds_micro.values()), max(ds_micro.values(), default=0)
+    capped = sum(min(value, SITE_EVIDENCE_CAP_MICRO) for value in ds_micro.values())
     ds_by_site = {site: unmicro(value) for site, value in ds_micro.items()}
-    return Candidate(url, score_from_micro(total, best, len(ds_micro), in_p2, params),
+    return Candidate(url, score_from_micro(total, best, len(ds_micro), in_p2, params,
+                                           popularity, capped),
                      top_evidence(ds_by_site, params.evidence, citing), popularity,
-                     unmicro(total))
+                     unmicro(total), len(ds_micro))
 
 
 def rank_key(url: str, ts: float) -> tuple[float, str]:
@@ -640,13 +713,21 @@ def top_related(
     """
     full = [c if isinstance(c, Candidate) else Candidate(*c) for c in candidates]
     kept = sorted((c for c in full if c.score >= t), key=lambda c: candidate_key(c, tie_break))
-    return relative_cut([[c.url, c.score, c.evidence] for c in kept[:m]], relative)
+    best = kept[:m]
+    return relative_cut([[c.url, c.score, c.evidence] for c in best], relative,
+                        [c.sites for c in best] if all(c.sites for c in best) else None)
 
 
-def relative_cut(entries: list[RelatedEntry], relative: float) -> list[RelatedEntry]:
-    """``entries`` (best first) without those scoring below ``relative`` × the first's
-    score: a result co-cited by a small fraction of the sites that co-cite the best one
-    is template or chance (README, "Two presets"); the fallback fills the list instead.
+def relative_cut(entries: list[RelatedEntry], relative: float,
+                 sites: Sequence[int] | None = None) -> list[RelatedEntry]:
+    """``entries`` (best first) without those co-cited by fewer than ``relative`` × the
+    sites co-citing the best-corroborated one (``sites``, one count per entry; without
+    them, the scores are taken for the counts, as the ``sites`` score is): a result
+    co-cited by a small fraction of the sites that co-cite the best one is template or
+    chance (README, "Two presets"); the fallback fills the list instead.
+
+    >>> relative_cut([["a", 9.1, []], ["t", 8.2, []], ["b", 4.0, []]], 0.1, [26, 2, 21])
+    [['a', 9.1, []], ['b', 4.0, []]]
 
     >>> relative_cut([["a", 26.0, []], ["b", 21.0, []], ["t", 2.0, []]], 0.1)
     [['a', 26.0, []], ['b', 21.0, []]]
@@ -655,5 +736,6 @@ def relative_cut(entries: list[RelatedEntry], relative: float) -> list[RelatedEn
     """
     if not relative or not entries:
         return entries
-    floor = relative * float(entries[0][1])
-    return [entry for entry in entries if float(entry[1]) >= floor]
+    counts = [float(entry[1]) for entry in entries] if sites is None else sites
+    floor = relative * (counts[0] if sites is None else max(counts))
+    return [entry for entry, count in zip(entries, counts) if count >= floor]

@@ -79,16 +79,21 @@ def site_chops(url: str) -> list[str]:
     return chops
 
 
-def is_weak(entries: Sequence[Sequence[Any]] | None, popularity: int, diffuse: float) -> bool:
-    """Whether a page's own block list is no answer (module doc): none, or its best score
-    below ``diffuse`` × ``popularity``.
+def is_weak(entries: Sequence[Sequence[Any]] | None, popularity: int, diffuse: float,
+            best_sites: int | None = None) -> bool:
+    """Whether a page's own block list is no answer (module doc): none, or the sites
+    co-citing its best result below ``diffuse`` × ``popularity`` (``best_sites``; without
+    it, the best score, which counts them under the ``sites`` score).
 
     >>> is_weak(None, 3, 0.25), is_weak([["b", 2.0, []]], 40, 0.25), is_weak([["b", 2.0, []]], 8, 0.25)
     (True, True, False)
+    >>> is_weak([["b", 4.7, []]], 8, 0.25, best_sites=1)
+    True
     """
     if not entries:
         return True
-    return float(entries[0][1]) < diffuse * popularity
+    best = float(entries[0][1]) if best_sites is None else best_sites
+    return best < diffuse * popularity
 
 
 def from_site(url: str, via: str, entries: Iterable[Sequence[Any]]) -> list[list[Any]]:
@@ -105,9 +110,11 @@ def apply_site_fallback(
     popularity: Mapping[str, int],
     pages: Iterable[str],
     diffuse: float,
+    best_sites: Mapping[str, int] | None = None,
 ) -> dict[str, list[list[Any]]]:
     """The related lists after the site fallback, for every page of ``related`` and of
-    ``pages`` (the cited pages, with or without a list), in URL order.
+    ``pages`` (the cited pages, with or without a list), in URL order; ``best_sites``: the
+    citing sites of each list's first result (:func:`is_weak`).
 
     >>> lists = {"http://a.com/": [["http://b.com/", 9.0, []]],
     ...          "http://a.com/ad": [["http://z.com/", 1.0, []]]}
@@ -116,7 +123,9 @@ def apply_site_fallback(
     True
     """
     every = sorted({*related, *pages})
-    weak = {url for url in every if is_weak(related.get(url), popularity.get(url, 0), diffuse)}
+    weak = {url for url in every
+            if is_weak(related.get(url), popularity.get(url, 0), diffuse,
+                       None if best_sites is None else best_sites.get(url, 0))}
     answers: dict[str, list[list[Any]]] = {}
     for url in every:
         answer: list[list[Any]] = []

@@ -80,7 +80,7 @@ def record_values(record: Mapping[str, Any], words: AnchorWords, link_params: Li
     url = record.get("url")
     pairs = sim.page_pairs(site, blocks, sim_params.lam, distant_pairs=sim_params.distant_pairs,
                            page_url=url if isinstance(url, str) else key,
-                           max_distance=sim_params.window)
+                           max_distance=sim_params.window, form=sim_params.proximity)
     return RecordValues(aux, cited, [(pair.p1, pair.p2) for pair in pairs])
 
 
