@@ -160,8 +160,57 @@ def test_build_fills_short_block_lists_from_the_fallback(built):
     assert mixed == filled > 0 and example is not None and from_site is not None
     shown = relatedpages("query", "--db", str(folder / "db"), example)
     assert "(filled by cocitation)" in shown.stdout
+    # a filled result shows its strongest citing page and anchor, as a block result does
+    rows = shown.stdout.splitlines()
+    filled_at = next(at for at, row in enumerate(rows) if "(filled by cocitation)" in row)
+    assert rows[filled_at + 1].lstrip().startswith("via http")
     shown = relatedpages("query", "--db", str(folder / "db"), from_site)
     assert "answered from its site's page http" in shown.stdout
+
+
+def crawled_links(segments: Path) -> dict[str, dict[str, set[str]]]:
+    """The crawl's links read afresh from its segment records: page → {linked URL (as the
+    link filters name it, with and without a dynamic link's replacement) → anchor texts}."""
+    from collections import defaultdict
+
+    from filters.anchors import AnchorWords
+    from filters.links import LinkFilterParams, filter_blocks
+
+    words = AnchorWords()
+    every = [LinkFilterParams(large_block=0, file=False, dynamic=dynamic, singleton=False,
+                              empty_anchor=False, common_site=False) for dynamic in (True, False)]
+    pages: dict[str, dict[str, set[str]]] = {}
+    for part in sorted(segments.glob("part-*")):
+        for line in part.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line.split("\t", 1)[1])
+            links: defaultdict[str, set[str]] = defaultdict(set)
+            for params in every:
+                blocks, _ = filter_blocks(record["site"], record["blocks"], words, params)
+                for link in (link for block in blocks for link in block):
+                    links[link.url].add(link.anchor)
+            pages[record["url"]] = links
+    return pages
+
+
+def test_every_result_names_a_citing_page_that_links_both_with_the_anchor_on_it(built):
+    """Evidence for every result, fallback results included (issue 43): each evidence item
+    names a page of the crawl that links the two pages (for the site fallback: the page
+    whose list answered, and the result), with the result's anchor text on it."""
+    from relatedpages.store.db import RelatedPagesDB
+
+    folder, _ = built
+    links = crawled_links(folder / "work" / "segments")
+    checked: dict[str | None, int] = {}
+    with RelatedPagesDB(folder / "db") as database:
+        for url, related in database.records():
+            for item in related:
+                assert item.evidence, (url, item)
+                linked = item.via if item.fallback == "site" else url
+                for site, _, citing, anchor in item.evidence:  # four fields: page and anchor
+                    on_page = links[citing]
+                    assert linked in on_page and anchor in on_page[item.url], (url, item, citing)
+                checked[item.fallback] = checked.get(item.fallback, 0) + 1
+    assert set(checked) == {None, "cocitation", "site"}, checked
 
 
 def test_build_with_a_hot_key_plan_writes_the_same_database(built, tmp_path):

@@ -577,7 +577,8 @@ def test_readers_opening_during_rebuilds_always_find_a_whole_database(tmp_path: 
 def test_fallback_answers_only_pages_the_main_algorithm_does_not(tmp_path):
     block = [("http://a.example/", [["http://b.example/", 2.0, [["hub.example", 1.0]]]])]
     fallback = [("http://a.example/", [["http://z.example/", 1.0, []]]),
-                ("http://c.example/", [["http://d.example/", 3.0, []]]),
+                ("http://c.example/", [["http://d.example/", 3.0,
+                                        [["hub.example", 3.0, "http://hub.example/list", "D"]]]]),
                 ("http://e.example/", "not a list")]
     summary = build_database(iter(block), tmp_path / "db", algorithm="block", parameters={},
                              source=["test"], partitions=4, fallback=iter(fallback))
@@ -589,6 +590,8 @@ def test_fallback_answers_only_pages_the_main_algorithm_does_not(tmp_path):
         (answered,) = database.related("http://c.example/")
     assert own.url == "http://b.example/" and own.fallback is None
     assert answered.url == "http://d.example/" and answered.fallback == "cocitation"
+    # its evidence whole: the citing page and the anchor there
+    assert answered.evidence == (("hub.example", 3.0, "http://hub.example/list", "D"),)
     assert read_manifest(tmp_path / "db").rejected["fallback_superseded"] == 1
 
 
@@ -602,7 +605,8 @@ def test_fallback_fills_short_lists_after_their_own_results(tmp_path):
     ]
     fallback = [
         ("http://a.example/", [["http://b.example/", 9.0, []], ["http://a.example/", 8.0, []],
-                               ["http://y.example/", 2.0, []], ["http://z.example/", 1.0, []]]),
+                               ["http://y.example/", 2.0, [["hub.example", 2.0, "http://hub.example/y", "Y"]]],
+                               ["http://z.example/", 1.0, []]]),
         ("http://f.example/", [["http://x.example/", 5.0, []]]),
     ]
     summary = build_database(iter(block), tmp_path / "db", algorithm="block", parameters={},
@@ -615,6 +619,7 @@ def test_fallback_fills_short_lists_after_their_own_results(tmp_path):
         full = database.related("http://f.example/")
     assert [(r.url, r.fallback) for r in filled] == [
         ("http://b.example/", None), ("http://y.example/", "cocitation")]
+    assert filled[1].evidence == (("hub.example", 2.0, "http://hub.example/y", "Y"),)
     assert [(r.url, r.fallback) for r in full] == [
         ("http://g.example/", None), ("http://h.example/", None)]
 

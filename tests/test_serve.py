@@ -29,7 +29,9 @@ QUERY = "https://hub.example/page"
 
 def _records(tag: str) -> list[tuple[str, Any]]:
     return [(QUERY, [[f"https://{tag}.example/one", 3.0, [["a.example", 1.0, "https://a.example/x", "One"]]],
-                     [f"https://{tag}.example/two", 2.0, [["b.example", 1.0]], "cocitation"]]),
+                     [f"https://{tag}.example/two", 2.0, [["b.example", 2.0, "https://b.example/list", "Two «2»"]],
+                      "cocitation"]]),
+            # evidence without a citing page, as databases built before issue 43 hold it
             ("https://other.example/", [[QUERY, 1.0, [["c.example", 1.0]]]])]
 
 
@@ -96,6 +98,11 @@ def test_lookups_are_what_query_json_prints(server: tuple[int, Path, Any]) -> No
         status, answer, headers = _related(port, query)
         assert status == 200 and answer == json.loads(line)
     assert _related(port, "https://unknown.example/")[1]["found"] is False
+    # the evidence whole, a fallback result's too: its citing page and the anchor there
+    assert _related(port, QUERY)[1]["related"][1] == {
+        "url": "https://first.example/two", "score": 2.0, "fallback": "cocitation",
+        "evidence": [["b.example", 2.0, "https://b.example/list", "Two «2»"]]}
+    assert _related(port, "https://other.example/")[1]["related"][0]["evidence"] == [["c.example", 1.0]]
     status, answer, headers = _related(port, QUERY, n="1")
     assert [item["url"] for item in answer["related"]] == ["https://first.example/one"]
     assert headers["Content-Security-Policy"].startswith("default-src 'none'")
@@ -160,6 +167,10 @@ def test_health_and_openapi(server: tuple[int, Path, Any]) -> None:
     status, spec, _ = _get(port, "/api/openapi.json")
     assert status == 200 and spec["openapi"].startswith("3.")
     assert {"get", "post"} <= set(spec["paths"]["/api/related"])
+    evidence = spec["components"]["schemas"]["Answer"]["properties"]["related"]["items"]["properties"]["evidence"]
+    shape = evidence["items"]
+    for item in _related(port, QUERY)[1]["related"]:  # what is served is what is described
+        assert all(shape["minItems"] <= len(each) <= shape["maxItems"] for each in item["evidence"])
 
 
 def test_a_rebuilt_database_is_served_within_seconds_without_a_failed_request(

@@ -277,7 +277,14 @@ def openapi_document(algorithms: list[str]) -> dict[str, Any]:
                 "found": {"type": "boolean"}, "matched": {"type": ["string", "null"]},
                 "related": {"type": "array", "items": {"type": "object", "properties": {
                     "url": {"type": "string"}, "score": {"type": "number"},
-                    "evidence": {"type": "array"},
+                    "evidence": {"type": "array", "description": (
+                        "the strongest citing sites, best first: [citing site, weight, citing "
+                        "page, the result's anchor text on it] (weight: DS_d, sites or pages "
+                        "as the algorithm counts; a database built before citing pages were "
+                        "kept gives [citing site, weight])"),
+                        "items": {"type": "array", "minItems": 2, "maxItems": 4, "prefixItems": [
+                            {"type": "string"}, {"type": "number"}, {"type": "string"},
+                            {"type": "string"}]}},
                     "fallback": {"type": "string"},
                     "via": {"type": "string"}}}}}},
         }},
