@@ -93,9 +93,23 @@ def _print_related(query: str, answer: dict[str, Any]) -> None:
         filled = (f"  (filled by {fallback})"
                   if fallback and not whole and fallback != related[0].get("fallback") else "")
         print(f"  {rank:>2}. {item['score']:>8.3f}  {item['url']}   [{sites}]{filled}")
-        if item["evidence"] and len(item["evidence"][0]) == 4:
+        if item["evidence"] and len(item["evidence"][0]) == 4:  # the strongest citing page
             _, _, citing, text = item["evidence"][0]
-            print(f"{'':>14}via {citing}" + (f"  «{one_line(text)}»" if text else ""))
+            print(f"{'':>14}via {_middle_cut(citing)}" + (f"  «{one_line(text)}»" if text else ""))
+
+
+def _middle_cut(url: str, width: int = 72) -> str:
+    """A long URL shortened in its middle, so the table keeps one short line a result: its
+    start names the site and its end the page (``--json`` has it whole).
+
+    >>> _middle_cut("https://a.example/" + "x" * 80 + "/end", width=30)
+    'https://a.example/x…xxxxxx/end'
+    """
+    url = one_line(url, width=len(url) + 1)
+    if len(url) <= width:
+        return url
+    tail = width // 3
+    return url[: width - tail - 1] + "…" + url[-tail:]
 
 
 def _baseline_algorithms() -> tuple[str, ...]:
