@@ -46,6 +46,10 @@ from relatedpages.evaluation.related import (
     score_related,
     select_test_pages,
     split_lists,
+    DEV_HOLDOUT,
+    DEV_SEED,
+    TEST_SEEDS,
+    Split,
 )
 from relatedpages.scoring.reference import reference_related
 from relatedpages.scoring.similarity import SimilarityParams
@@ -94,19 +98,52 @@ URLS = [f"https://github.com/owner{i}/awesome" for i in range(50)]
 
 
 def test_split_holds_out_whole_lists_deterministically():
-    split = split_lists(URLS, 0.2, seed=7)
+    split = split_lists(URLS, 0.2, seed=DEV_SEED)
     assert len(split.held_out) == 10 and len(split.indexed) == 40
-    assert not set(split.held_out) & set(split.indexed)
-    assert set(split.held_out) | set(split.indexed) == set(URLS)
-    assert split == split_lists(list(reversed(URLS)), 0.2, seed=7)  # input order is irrelevant
-    assert split.held_out != split_lists(URLS, 0.2, seed=8).held_out
+    for seed in (DEV_SEED, 7):
+        split = split_lists(URLS, 0.2, seed=seed)
+        assert not set(split.held_out) & set(split.indexed)
+        assert set(split.held_out) | set(split.indexed) == set(URLS)
+        assert split == split_lists(list(reversed(URLS)), 0.2, seed=seed)  # input order is irrelevant
+    assert split_lists(URLS, 0.2, seed=7).held_out != split_lists(URLS, 0.2, seed=8).held_out
+
+
+def test_the_development_split_is_the_one_every_choice_was_made_on():
+    """Seed 1 draws as it always did: sorted URLs shuffled by Random(1), the first half held
+    out (the development split of the README, pinned here by its first URLs)."""
+    order = sorted(URLS)
+    random.Random(DEV_SEED).shuffle(order)
+    for max_lists in (None, 20):
+        kept = order[:max_lists] if max_lists else order
+        split = split_lists(URLS, 0.5, seed=DEV_SEED, max_lists=max_lists)
+        assert split == Split(tuple(kept[:len(kept) // 2]), tuple(kept[len(kept) // 2:]))
+    assert split_lists(URLS, 0.5, seed=DEV_SEED).held_out[:3] == (
+        "https://github.com/owner10/awesome", "https://github.com/owner22/awesome",
+        "https://github.com/owner7/awesome")  # computed by the algorithm before issue 43
+
+
+@pytest.mark.parametrize("holdout", [0.2, 0.5, 0.8])
+def test_test_splits_never_hold_out_a_development_list(holdout):
+    development = set(split_lists(URLS, DEV_HOLDOUT, seed=DEV_SEED).held_out)
+    rest = len(URLS) - len(development)
+    held = {}
+    for seed in TEST_SEEDS:
+        split = split_lists(URLS, holdout, seed=seed)
+        assert not set(split.held_out) & development
+        assert development <= set(split.indexed)  # the development lists are index pages
+        assert len(split.held_out) == round(holdout * rest)
+        assert len(split.held_out) + len(split.indexed) == len(URLS)
+        held[seed] = set(split.held_out)
+    assert held[2] != held[3]
 
 
 def test_split_with_fewer_lists_holds_out_a_subset_of_the_full_draw():
-    full = split_lists(URLS, 0.2, seed=3)
-    small = split_lists(URLS, 0.2, seed=3, max_lists=20)
-    assert len(small.held_out) == 4 and len(small.indexed) == 16
-    assert set(small.held_out) <= set(full.held_out)
+    for seed in (DEV_SEED, 3):
+        full = split_lists(URLS, 0.2, seed=seed)
+        small = split_lists(URLS, 0.2, seed=seed, max_lists=20)
+        assert len(small.held_out) == 4 and len(small.indexed) == 16
+        assert set(small.held_out) <= set(full.held_out)
+        assert not set(small.held_out) & set(small.indexed)
 
 
 @pytest.mark.parametrize("holdout", [0.0, 1.0, -0.1, 1.5])

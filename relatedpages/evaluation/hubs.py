@@ -162,6 +162,12 @@ def load_corpus_file(path: str, parse_lists: bool = False) -> CorpusFile:
 
 # -- hold-out split ----------------------------------------------------------------------
 
+#: The development split: seed 1, half of the lists held out.  Every choice of the default
+#: preset was made on its held-out lists, so it never changes, and no other seed holds out
+#: any of them (issue 43, item 4).
+DEV_SEED = 1
+DEV_HOLDOUT = 0.5
+
 
 @dataclass(frozen=True)
 class Split:
@@ -171,14 +177,33 @@ class Split:
     indexed: tuple[str, ...]
 
 
+def _held(holdout: float, lists: int) -> int:
+    """``round(holdout × lists)``, at least 1 and at most all but one."""
+    return min(max(1, round(holdout * lists)), lists - 1)
+
+
 def split_lists(
     urls: Iterable[str], holdout: float, seed: int, max_lists: int | None = None
 ) -> Split:
-    """Hold out whole lists: shuffle the sorted URLs with ``Random(seed)``, keep the first
-    ``max_lists``, hold out the first ``round(holdout × n)`` of them (1 … n − 1).
+    """Hold out whole lists, test lists never among the development split's.
+
+    The development seed (:data:`DEV_SEED`) keeps the split every past choice was made on:
+    shuffle the sorted URLs with ``Random(seed)``, keep the first ``max_lists``, hold out the
+    first ``round(holdout × n)`` of them (1 … n − 1).  Any other seed draws its held-out
+    lists only from the lists the development split indexes (the split of :data:`DEV_SEED`
+    at :data:`DEV_HOLDOUT` on every list, whatever this call's ``holdout`` and
+    ``max_lists``): those, sorted and shuffled with ``Random(seed)``, hold out
+    ``round(holdout × their number)`` (at least 1); the index is every other list,
+    development lists included, shuffled by the same generator.  ``max_lists`` = n keeps n
+    lists: the first ``round(holdout × n)`` of those held-out lists and the first of the
+    others, so a small run holds out a subset of the full run's held-out lists.
 
     >>> split_lists(["u1", "u2", "u3", "u4", "u5"], 0.4, seed=1)
     Split(held_out=('u3', 'u4'), indexed=('u5', 'u1', 'u2'))
+    >>> dev = split_lists([f"u{i}" for i in range(10)], 0.5, seed=DEV_SEED).held_out
+    >>> test = split_lists([f"u{i}" for i in range(10)], 0.5, seed=2)
+    >>> sorted(dev), test.held_out, set(dev) & set(test.held_out)
+    (['u5', 'u6', 'u7', 'u8', 'u9'], ('u2', 'u1'), set())
     >>> split_lists(["a"], 0.2, seed=1)
     Traceback (most recent call last):
     ...
@@ -188,14 +213,30 @@ def split_lists(
         raise ValueError(f"holdout must be a fraction in (0, 1), got {holdout!r}")
     if max_lists is not None and max_lists < 2:
         raise ValueError(f"max_lists must be >= 2, got {max_lists!r}")
-    order = sorted(set(urls))
-    random.Random(seed).shuffle(order)
-    if max_lists is not None:
-        order = order[:max_lists]
-    if len(order) < 2:
-        raise ValueError(f"need at least 2 lists to hold some out, got {len(order)}")
-    held = min(max(1, round(holdout * len(order))), len(order) - 1)
-    return Split(tuple(order[:held]), tuple(order[held:]))
+    every = sorted(set(urls))
+    if seed == DEV_SEED:
+        order = list(every)
+        random.Random(seed).shuffle(order)
+        if max_lists is not None:
+            order = order[:max_lists]
+        if len(order) < 2:
+            raise ValueError(f"need at least 2 lists to hold some out, got {len(order)}")
+        held = _held(holdout, len(order))
+        return Split(tuple(order[:held]), tuple(order[held:]))
+    if len(every) < 2:
+        raise ValueError(f"need at least 2 lists to hold some out, got {len(every)}")
+    development = set(split_lists(every, DEV_HOLDOUT, DEV_SEED).held_out)
+    rng = random.Random(seed)
+    candidates = [url for url in every if url not in development]
+    rng.shuffle(candidates)
+    held_out = candidates[:max(1, round(holdout * len(candidates)))]
+    chosen = set(held_out)
+    others = [url for url in every if url not in chosen]
+    rng.shuffle(others)
+    if max_lists is not None and max_lists < len(every):
+        held_out = held_out[:_held(holdout, max_lists)]
+        others = others[:max_lists - len(held_out)]
+    return Split(tuple(held_out), tuple(others))
 
 
 # -- ground truth and test pages -------------------------------------------------------

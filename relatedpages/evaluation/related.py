@@ -16,10 +16,14 @@ Protocol (every choice is printed with the report):
    (``filters.site.site_of``) are kept.  Links before the first heading (title badges) and
    links inside a heading element are in no section and not graded; sections left without
    links are dropped.  A list's graded links are the union of its sections.
-2. **Hold-out by list, never by link**: the list URLs, sorted, are shuffled with
-   ``random.Random(seed)``; the first ``round(holdout × lists)`` (at least one, at most all
-   but one) are held out.  ``max_lists`` (quick runs) keeps only the first N of that
-   shuffled order, so small runs hold out a subset of the full run's held-out lists.
+2. **Hold-out by list, never by link** (:func:`relatedpages.evaluation.hubs.split_lists`):
+   on the development seed (:data:`DEV_SEED`) the list URLs, sorted, are shuffled with
+   ``random.Random(seed)`` and the first ``round(holdout × lists)`` (at least one, at most
+   all but one) are held out.  Any other seed is a test split: it holds out
+   ``round(holdout × their number)`` of the lists the development split (at
+   :data:`DEV_HOLDOUT`) indexes, never one the development split holds out, and indexes
+   every other list.  ``max_lists`` (quick runs) keeps N lists, so small runs hold out a
+   subset of the full run's held-out lists.
 3. **Index** = the other hub lists + the real pages of ``web/aeb-pages.warc.gz`` and
    ``web/trafilatura-pages.warc.gz``, segmented with the project's segmenter into segment
    records ``{"url", "site", "blocks"}`` exactly as ``jobs.segment`` writes them (last
@@ -131,6 +135,8 @@ from relatedpages.evaluation.forked import Forked
 
 # The ground truth lives in hubs.py; its names are this module's too.
 from relatedpages.evaluation.hubs import (  # noqa: F401
+    DEV_HOLDOUT,
+    DEV_SEED,
     HEADINGS,
     HUB_PATH,
     WEB_PATHS,
@@ -146,11 +152,11 @@ from relatedpages.evaluation.hubs import (  # noqa: F401
     split_lists,
 )
 
-#: Half of the lists held out (issue 10): seed 1 is the development split every choice of
-#: the default preset was made on; seeds 2 and 3 are the test splits the README reports.
-HOLDOUT_DEFAULT = 0.5
-SEED_DEFAULT = 1
-DEV_SEED = 1
+#: Half of the lists held out (issue 10): the development split (DEV_SEED, from hubs.py)
+#: is the one every choice of the default preset was made on; seeds 2 and 3 are the test
+#: splits the README reports, drawn from the lists it indexes (issue 43, item 4).
+HOLDOUT_DEFAULT = DEV_HOLDOUT
+SEED_DEFAULT = DEV_SEED
 TEST_SEEDS = (2, 3)
 #: Block co-citation's T on this corpus (the paper's 4.0 is for 37.5 M pages).
 T_EVAL_DEFAULT = 1.0
