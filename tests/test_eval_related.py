@@ -15,7 +15,7 @@ import pytest
 from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams
 from relatedpages import cli
-from relatedpages.evaluation.naive import NAIVE
+from relatedpages.evaluation.naive import NAIVE_STRONG
 from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
 from relatedpages.store.linkgraph import HostRule
 from relatedpages.evaluation.related_report import evaluation_as_json, format_report
@@ -29,6 +29,7 @@ from relatedpages.evaluation.related import (
     DH_COCITATION,
     EXTENDED_COCITATION,
     LLI,
+    WEIGHTED_COSINE,
     GroundTruth,
     HubList,
     HubSection,
@@ -309,7 +310,8 @@ TINY_HELD_OUT = [HubList("https://github.com/x/list", "github.com/x", (
 def test_baselines_are_scored_side_by_side_by_the_same_code_as_block_cocitation():
     evaluation = evaluate_index(TINY_INDEX, TINY_HELD_OUT, k=3, t_sweep=(), min_degree_sweep=())
     assert evaluation.test_pages == ("https://a.com/", "https://b.com/")
-    assert list(evaluation.scores) == [BLOCK, PAPER_BLOCK, COCITATION, *BASELINES]
+    assert list(evaluation.scores) == [BLOCK, PAPER_BLOCK, COCITATION, WEIGHTED_COSINE,
+                                      *BASELINES]
     assert all(s.test_pages == 2 for s in evaluation.scores.values())
     truth = GroundTruth.from_lists(TINY_HELD_OUT)
     # By hand.  dh-cocitation: a's siblings are b (both parents: degree 2), c and d (one each;
@@ -343,7 +345,8 @@ def test_baselines_are_scored_side_by_side_by_the_same_code_as_block_cocitation(
     assert "extended-cocitation: B = 2000, BF = 8, F = 50, FB = 8, delta = 2" in report
     assert "Main table, against companion: block co-citation ahead on" in report
     figures = json.loads(evaluation_as_json(evaluation))
-    assert set(figures["scores"]) == {BLOCK, PAPER_BLOCK, COCITATION, *BASELINES}
+    assert set(figures["scores"]) == {BLOCK, PAPER_BLOCK, COCITATION, WEIGHTED_COSINE,
+                                      *BASELINES}
     assert figures["scores"][DH_COCITATION]["rscore"] == [2.0, 1.0, 1.0]
 
 
@@ -390,7 +393,7 @@ def test_the_forked_oracles_and_the_shared_walk_change_no_figure():
     forked = evaluate_index(index, TINY_HELD_OUT, k=3)
     alone = evaluate_index(index, TINY_HELD_OUT, k=3, parallel=False)
     assert list(forked.related) == list(alone.related) == [BLOCK, PAPER_BLOCK, COCITATION,
-                                                           *BASELINES]
+                                                           WEIGHTED_COSINE, *BASELINES]
     assert forked.related == alone.related and forked.scores == alone.scores
     assert forked.url_hosts == alone.url_hosts and forked.no_answer == alone.no_answer
     assert "ppr and green (2 queries, one walk each)" in forked.seconds
@@ -483,7 +486,8 @@ def test_the_product_at_its_defaults_leads_every_row_on_the_development_split(ev
     (5); the naive heading co-citation 9.4 % / 15.3 %, 0.482, 0.397, 0.349; Companion
     6.6 % / 10.4 %, 0.436, 0.319, 0.268."""
     scores = evaluation.scores
-    assert set(scores) == {BLOCK, PAPER_BLOCK, COCITATION, NAIVE, *BASELINES}
+    assert set(scores) == {BLOCK, PAPER_BLOCK, COCITATION, NAIVE_STRONG, WEIGHTED_COSINE,
+                           *BASELINES}
     block = scores[BLOCK]
     assert block.coverage >= 0.95
     assert block.p_section_all >= 0.09 and block.p_list_all >= 0.145
@@ -567,14 +571,15 @@ def test_cli_prints_table_curve_and_json_and_writes_the_png(data_dir, tmp_path, 
     assert figures["parameters"]["paper_block"]["t"] == 1.0
     assert figures["parameters"]["block"]["score"] == "evidence"
     assert len(figures["scores"][BLOCK]["rscore"]) == 15
-    assert set(figures["scores"]) == {BLOCK, PAPER_BLOCK, COCITATION, NAIVE, LLI, COMPANION}
+    assert set(figures["scores"]) == {BLOCK, PAPER_BLOCK, COCITATION, NAIVE_STRONG,
+                                      WEIGHTED_COSINE, LLI, COMPANION}
     assert set(figures["url_hosts"]) == set(figures["no_answer"]) == {LLI, COMPANION}
     assert "companion: B = 2000" in out and "Host view" in out
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000
     assert "Per category of the held-out lists" in out
     assert per_category.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert figures["categories"] and all(
-        set(row["rscore"]) == {BLOCK, NAIVE, PAPER_BLOCK, COCITATION, LLI, COMPANION}
+        set(row["rscore"]) == set(figures["scores"])
         for row in figures["categories"])
 
 

@@ -1,7 +1,8 @@
 """The page-level baselines of the related-pages evaluation, and the rows computed beside
 the block co-citation oracles: a connectivity server of the index pages
 (:func:`link_graph_of`), every baseline asked for every test page (:func:`run_baselines`),
-the naive heading row and any extra algorithm (:func:`other_rows`).
+the two references — the naive heading row's strongest form and Marginalia's weighted site
+cosine on the baselines' link graph — and any extra algorithm (:func:`other_rows`).
 
 ``ppr`` and ``green`` read the same personalised PageRank walk of a page: asked together,
 one walk answers both (:func:`relatedpages.baselines.walks.ppr_and_green`, the same answers
@@ -34,6 +35,8 @@ BASELINES = tuple(PAGE_METHODS)
 RelatedDict = Mapping[str, Sequence[Sequence[Any]]]
 #: A page-level algorithm for ``evaluate``'s ``extra``: index records -> related dict.
 Algorithm = Callable[[Sequence[Mapping[str, Any]]], RelatedDict]
+#: The weighted cosine reference's row (relatedpages.baselines.weighted_cosine).
+WEIGHTED_COSINE = "weighted site cosine (Marginalia)"
 #: Baselines answered from one walk per page when both are asked.
 WALK_PAIR = ("ppr", "green")
 
@@ -235,6 +238,25 @@ def baseline_seconds(runs: Mapping[str, BaselineRun], queries: int) -> dict[str,
     return seconds
 
 
+def weighted_cosine_related(graph: LinkGraph, test_pages: Sequence[str],
+                            k: int = TOP_K_DEFAULT) -> dict[str, list[list[Any]]]:
+    """Marginalia's weighted site cosine (:mod:`relatedpages.baselines.weighted_cosine`, at
+    most k results) for every test page, as ``[[url, score, []], …]``."""
+    from relatedpages.baselines.weighted_cosine import WeightedCosineParams, weighted_site_cosine
+
+    params = WeightedCosineParams(max_results=k)
+    related: dict[str, list[list[Any]]] = {}
+    for url in test_pages:
+        node = graph.id_of(url)
+        if node is None:
+            continue
+        answer = weighted_site_cosine(graph, node, params)
+        if answer.related:
+            related[url] = [[graph.name(scored.node), scored.score, []]
+                            for scored in answer.related]
+    return related
+
+
 @dataclass(frozen=True)
 class OtherRows:
     """What :func:`other_rows` computes: every row but block co-citation's and co-citation's."""
@@ -250,16 +272,18 @@ def other_rows(index_records: Sequence[Mapping[str, Any]], tests: Sequence[str],
                baseline_hosts: HostRule, url_host_view: bool,
                index_sections: Sequence[HubList] | None,
                seconds: dict[str, float]) -> OtherRows:
-    """The naive heading row (when ``index_sections`` are given), ``extra``'s rows and the
-    baselines on a link graph of ``index_records`` by ``baseline_hosts`` (and, with
-    ``url_host_view``, again by URL hosts); each step's time added to ``seconds``."""
-    from relatedpages.evaluation.naive import NAIVE, naive_section_related
+    """The naive heading row's strongest form (when ``index_sections`` are given),
+    ``extra``'s rows, and the weighted site cosine and the baselines on a link graph of
+    ``index_records`` by ``baseline_hosts`` (when any baseline is asked; with
+    ``url_host_view``, the baselines again by URL hosts); each step's time added to
+    ``seconds``."""
+    from relatedpages.evaluation.naive import NAIVE_STRONG, naive_heading_related
 
     related: dict[str, RelatedDict] = {}
     if index_sections is not None:
         step = time.monotonic()
-        related[NAIVE] = naive_section_related(index_sections, k)
-        seconds[NAIVE] = time.monotonic() - step
+        related[NAIVE_STRONG] = naive_heading_related(index_sections, k)
+        seconds[NAIVE_STRONG] = time.monotonic() - step
     for name, algorithm in (extra or {}).items():
         step = time.monotonic()
         related[name] = algorithm(index_records)
@@ -276,6 +300,9 @@ def other_rows(index_records: Sequence[Mapping[str, Any]], tests: Sequence[str],
         graph_figures = {"graph_nodes": len(graph), "graph_links": graph.edges,
                          "graph_crawled": int(graph.crawled.sum()),
                          "graph_hosts": len(graph.host_names)}
+        step = time.monotonic()
+        related[WEIGHTED_COSINE] = weighted_cosine_related(graph, tests, k)
+        seconds[f"{WEIGHTED_COSINE} ({len(tests)} queries)"] = time.monotonic() - step
         runs = run_baselines(graph, baselines, tests, k)
         for name, run in runs.items():
             related[name] = run.related

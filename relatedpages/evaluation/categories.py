@@ -21,6 +21,7 @@ from relatedpages.evaluation.related import (
     BLOCK,
     COMPANION,
     COCITATION,
+    WEIGHTED_COSINE,
     Evaluation,
     GroundTruth,
     score_related,
@@ -147,9 +148,10 @@ def plot_categories(rows: Sequence[CategoryRow], names: Sequence[str], path: Pat
 def default_names(evaluation: Evaluation) -> list[str]:
     """The rows the view shows: the product, the naive reference, the strongest baseline
     and traditional co-citation, those the evaluation has."""
-    from relatedpages.evaluation.naive import NAIVE
+    from relatedpages.evaluation.naive import NAIVE_STRONG
 
-    return [name for name in (BLOCK, NAIVE, COMPANION, COCITATION) if name in evaluation.related]
+    return [name for name in (BLOCK, NAIVE_STRONG, WEIGHTED_COSINE, COMPANION, COCITATION)
+            if name in evaluation.related]
 
 
 def as_dict(rows: Sequence[CategoryRow]) -> list[dict[str, Any]]:

@@ -67,7 +67,9 @@ Protocol (every choice is printed with the report):
    coverage, so the report adds two views on the same test pages: *paired* (only the test
    pages every algorithm answers) and *unthresholded* (T = 0 against min-degree 1, both
    answering almost every test page).  It also prints the share of returned results tied
-   in score with a neighbour: on a corpus this small most scores are small integers
+   with a neighbour, scores rounded to three significant digits
+   (:mod:`relatedpages.evaluation.ties`; "n/a" for a row without scores): on a corpus this
+   small most scores are small integers
    (co-citation degrees) or exactly 1.0 (one co-citation, Eq. 13 with in_p2 = 1), and the
    order inside a tie is the URL order, not evidence.  The PNG draws the unthresholded
    curves dashed beside the main ones.
@@ -117,6 +119,7 @@ from relatedpages.evaluation.baseline_runs import (  # noqa: F401
     BASELINE_HOSTS_DEFAULT,
     BASELINES,
     TOP_K_DEFAULT,
+    WEIGHTED_COSINE,
     Algorithm,
     BaselineRun,
     RelatedDict,
@@ -132,6 +135,7 @@ from relatedpages.evaluation.baseline_runs import (  # noqa: F401
     with_hosts,
 )
 from relatedpages.evaluation.forked import Forked
+from relatedpages.evaluation.ties import tied_results
 
 # The ground truth lives in hubs.py; its names are this module's too.
 from relatedpages.evaluation.hubs import (  # noqa: F401
@@ -193,12 +197,13 @@ class Scores:
     test_pages: int
     covered: int
     results: int  # results returned in all (top k of each test page)
-    tied: int  # of those, results with the same score as a neighbour (ordered by URL)
+    tied: int  # of those, results with a neighbour's score to 3 significant digits
     p_section: float  # P@k, grade 2, over covered test pages
     p_list: float  # P@k, grade >= 1, over covered test pages
     p_section_all: float  # P@k, grade 2, missing results = 0, over all test pages
     p_list_all: float  # P@k, grade >= 1, missing results = 0, over all test pages
     rscore: tuple[float, ...]  # R = 1 … k, missing results = 0, over all test pages
+    scored: int = -1  # results with a numeric score (-1: all of them)
 
     @property
     def coverage(self) -> float:
@@ -210,10 +215,15 @@ class Scores:
         return self.results / self.covered if self.covered else 0.0
 
     @property
-    def tied_share(self) -> float:
-        """Share of returned results tied in score with the one before or after: their
-        order is the tie-break (URL ascending), not evidence."""
-        return self.tied / self.results if self.results else 0.0
+    def tied_share(self) -> float | None:
+        """Share of the returned results tied with the one before or after, scores rounded
+        to three significant digits (issue 43: a vanishing term added to break ties does
+        not separate them): their order is the tie-break, not evidence.  None when the
+        results carry no scores."""
+        scored = self.results if self.scored < 0 else self.scored
+        if not scored:
+            return None if self.results else 0.0
+        return self.tied / scored
 
 
 def score_related(
@@ -229,7 +239,7 @@ def score_related(
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
-    covered = results = tied = 0
+    covered = results = tied = scored = 0
     p_section = p_list = 0.0
     section_hits = list_hits = 0
     rsums = [0.0] * k
@@ -241,10 +251,9 @@ def score_related(
         grades = [truth.grade(target, result) for result in top]
         covered += 1
         results += len(top)
-        ranks = [entry[1] for entry in entries]
-        tied += sum(1 for i, score in enumerate(ranks)
-                    if (i > 0 and ranks[i - 1] == score)
-                    or (i + 1 < len(ranks) and ranks[i + 1] == score))
+        ties, with_score = tied_results(entries)
+        tied += ties
+        scored += with_score
         same_section = sum(1 for g in grades if g == 2)
         same_list = sum(1 for g in grades if g >= 1)
         p_section += same_section / len(top)
@@ -266,6 +275,7 @@ def score_related(
         p_section_all=section_hits / (k * pages) if pages else 0.0,
         p_list_all=list_hits / (k * pages) if pages else 0.0,
         rscore=tuple(total / pages if pages else 0.0 for total in rsums),
+        scored=-1 if scored == results else scored,
     )
 
 

@@ -1,5 +1,6 @@
 """The hub-list evaluation's report: the table of every measure per method, the verdict
-"does block co-citation lead every other row?", the R-score curve (Fig. 10) and the JSON
+"does block co-citation lead every other row?", its relative lead over the two references
+(issue 43's goal), the R-score curve (Fig. 10) and the JSON
 (:mod:`relatedpages.evaluation.related` computes what they show)."""
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 
-from relatedpages.evaluation.related import BLOCK, COCITATION, PAPER_BLOCK, Evaluation, Scores
+from relatedpages.evaluation.naive import NAIVE_STRONG
+from relatedpages.evaluation.related import (
+    BLOCK, COCITATION, PAPER_BLOCK, WEIGHTED_COSINE, Evaluation, Scores)
 
 # -- reporting ---------------------------------------------------------------------------
 
@@ -18,7 +21,7 @@ from relatedpages.evaluation.related import BLOCK, COCITATION, PAPER_BLOCK, Eval
 _MEASURES: tuple[tuple[str, str, bool], ...] = (
     ("coverage (test pages with >= 1 result)", "coverage", True),
     ("results per covered test page", "mean_results", False),
-    ("results tied with a neighbour (URL order)", "tied_share", False),
+    ("ties (results tied with a neighbour, 3 significant digits)", "tied_share", False),
     ("P@k same section (covered pages)", "p_section", True),
     ("P@k same list (covered pages)", "p_list", True),
     ("P@k same section (missing = 0)", "p_section_all", True),
@@ -31,14 +34,21 @@ def measures(scores: Scores) -> list[tuple[str, float, bool]]:
     """The table's rows for one algorithm: (measure, value, quality measure?), R-scores at
     R = 1, 3, 5, 10, 15 last."""
     k = len(scores.rscore)
-    rows = [(label.replace("P@k", f"P@{k}"), float(getattr(scores, name)), quality)
+    rows = [(label.replace("P@k", f"P@{k}"), _value(getattr(scores, name)), quality)
             for label, name, quality in _MEASURES]
     rows += [(f"R-score R = {r} (0-2, missing = 0)", scores.rscore[r - 1], True)
              for r in _TABLE_R if r <= k]
     return rows
 
 
+def _value(value: float | None) -> float:
+    """A measure as a float, NaN for one that does not apply (ties of a row without scores)."""
+    return math.nan if value is None else float(value)
+
+
 def _fmt(label: str, value: float) -> str:
+    if math.isnan(value):
+        return "n/a"
     if label.startswith(("results per", "R-score")):
         return f"{value:.3f}"
     return f"{100 * value:.1f} %"
@@ -105,6 +115,70 @@ def lead_lines(scores: Mapping[str, Scores], name: str = BLOCK) -> list[str]:
     return [head, *lines]
 
 
+#: Issue 43's goal: (label, value of a Scores), the product's lead over the references.
+RELATIVE_MEASURES: tuple[tuple[str, Callable[[Scores], float]], ...] = (
+    ("P@15 same section", lambda s: s.p_section_all),
+    ("P@15 same list", lambda s: s.p_list_all),
+    ("R@1", lambda s: s.rscore[0]),
+    ("R@3", lambda s: s.rscore[min(2, len(s.rscore) - 1)]),
+)
+#: ... the lead over the naive reference it must reach (relative), and over the weighted
+#: cosine (any lead).
+NAIVE_LEAD_GOAL = 0.05
+COSINE_LEAD_GOAL = 0.0
+
+
+def relative_lead(own: float, reference: float) -> float:
+    """(own − reference) / reference; +inf when only the reference is 0.
+
+    >>> round(relative_lead(0.105, 0.1), 4), relative_lead(0.0, 0.0), relative_lead(0.2, 0.0)
+    (0.05, 0.0, inf)
+    """
+    if reference == 0:
+        return 0.0 if own == 0 else math.inf
+    return (own - reference) / reference
+
+
+def reference_lines(scores: Mapping[str, Scores], name: str = BLOCK) -> list[str]:
+    """The product's relative lead (%) over the naive reference and the weighted cosine on
+    :data:`RELATIVE_MEASURES`, and whether it meets issue 43's goal: at least
+    :data:`NAIVE_LEAD_GOAL` over the naive reference and a lead over the weighted cosine on
+    all four (missing results count 0)."""
+    goals = [(NAIVE_STRONG, NAIVE_LEAD_GOAL), (WEIGHTED_COSINE, COSINE_LEAD_GOAL)]
+    present = [(ref, goal) for ref, goal in goals if ref in scores]
+    if name not in scores or not present:
+        return []
+    own, met, lines = scores[name], len(present) == len(goals), []
+    for reference, goal in present:
+        leads = [(label, relative_lead(value(own), value(scores[reference])))
+                 for label, value in RELATIVE_MEASURES]
+        ok = all(lead >= goal if goal > 0 else lead > 0 for _, lead in leads)
+        met = met and ok
+        wanted = f">= {100 * goal:.0f} %" if goal > 0 else "> 0 %"
+        lines.append(f"  over {reference}: " + ", ".join(
+            f"{label} {100 * lead:+.1f} %" for label, lead in leads)
+            + f"  (goal {wanted} on all four: {'met' if ok else 'NOT met'})")
+    head = (f"Does {name} lead the naive reference by >= {100 * NAIVE_LEAD_GOAL:.0f} % "
+            f"(relative) and the weighted cosine on P@15 section, P@15 list, R@1 and R@3? "
+            + ("yes" if met else "NO"))
+    return [head, *lines]
+
+
+def reference_leads(scores: Mapping[str, Scores], name: str = BLOCK,
+                    ) -> dict[str, dict[str, float | None]]:
+    """The relative leads of :func:`reference_lines` as JSON values (None for infinite)."""
+    if name not in scores:
+        return {}
+    leads: dict[str, dict[str, float | None]] = {}
+    for reference in (NAIVE_STRONG, WEIGHTED_COSINE):
+        if reference in scores:
+            values = {label: relative_lead(value(scores[name]), value(scores[reference]))
+                      for label, value in RELATIVE_MEASURES}
+            leads[reference] = {label: round(lead, 4) if math.isfinite(lead) else None
+                                for label, lead in values.items()}
+    return leads
+
+
 def _verdict_lines(title: str, scores: Mapping[str, Scores], other: str = COCITATION) -> list[str]:
     if BLOCK not in scores or other not in scores:
         return []
@@ -153,6 +227,7 @@ def format_report(evaluation: Evaluation) -> str:
         *_table(evaluation.scores),
         "",
         *lead_lines(evaluation.scores),
+        *reference_lines(evaluation.scores),
         "",
         f"Average R-score, R = 1…{k} (missing results = 0; the PNG)",
         f"{'R':>3}" + "".join(f"{name:>20}" for name in names),
@@ -269,7 +344,7 @@ def scores_as_dict(scores: Scores) -> dict[str, Any]:
         "covered": scores.covered,
         "coverage": round(scores.coverage, 4),
         "mean_results": round(scores.mean_results, 4),
-        "tied_share": round(scores.tied_share, 4),
+        "tied_share": None if scores.tied_share is None else round(scores.tied_share, 4),
         "p_at_k_section": round(scores.p_section, 4),
         "p_at_k_list": round(scores.p_list, 4),
         "p_at_k_section_missing_zero": round(scores.p_section_all, 4),
@@ -285,6 +360,7 @@ def evaluation_as_json(evaluation: Evaluation, **extra: Any) -> str:
             "parameters": evaluation.parameters,
             "protocol": evaluation.protocol,
             "scores": {name: scores_as_dict(s) for name, s in evaluation.scores.items()},
+            "relative_lead": reference_leads(evaluation.scores),
             "paired_pages": evaluation.paired_pages,
             "paired": {name: scores_as_dict(s) for name, s in evaluation.paired.items()},
             "unthresholded": {name: scores_as_dict(s)
