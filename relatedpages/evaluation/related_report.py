@@ -58,10 +58,11 @@ def _table(scores: Mapping[str, Scores]) -> list[str]:
     names = list(scores)
     rows = {name: measures(s) for name, s in scores.items()}
     width = max(len(label) for label, _, _ in rows[names[0]])
-    lines = [f"{'measure':<{width}}" + "".join(f"{name:>20}" for name in names)]
+    cells = {name: max(20, len(name) + 2) for name in names}  # long names stay apart
+    lines = [f"{'measure':<{width}}" + "".join(f"{name:>{cells[name]}}" for name in names)]
     for i, (label, _, _) in enumerate(rows[names[0]]):
         lines.append(f"{label:<{width}}" + "".join(
-            f"{_fmt(label, rows[name][i][1]):>20}" for name in names))
+            f"{_fmt(label, rows[name][i][1]):>{cells[name]}}" for name in names))
     return lines
 
 
