@@ -19,7 +19,7 @@ sections) stays the reference of ``relatedpages eval topics``.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from filters.site import site_of
@@ -59,17 +59,23 @@ def naive_section_related(pages: Iterable[_Sectioned], k: int) -> dict[str, list
             for url in links:
                 if url not in sites:
                     sites[url] = site_of(url)
-            for index, first in enumerate(links):
-                for second in links[index + 1:]:
-                    if sites[first] is None or sites[first] == sites[second]:
-                        continue
-                    cocited[first][second] += 1
-                    cocited[second][first] += 1
+            _cocite(cocited, links, sites)
     related: dict[str, list[list[Any]]] = {}
     for url, counts in cocited.items():
         ranked = sorted(counts.items(), key=lambda item: (-item[1], -popularity[item[0]], item[0]))
         related[url] = [[other, count, []] for other, count in ranked[:k]]
     return related
+
+
+def _cocite(cocited: defaultdict[str, Counter[str]], links: Sequence[str],
+            sites: Mapping[str, str | None]) -> None:
+    """Count one section's co-citations: every pair of its links of two different sites."""
+    for index, first in enumerate(links):
+        for second in links[index + 1:]:
+            if sites[first] is None or sites[first] == sites[second]:
+                continue
+            cocited[first][second] += 1
+            cocited[second][first] += 1
 
 
 def naive_heading_related(pages: Iterable[_Sectioned], k: int, *,
@@ -103,12 +109,7 @@ def naive_heading_related(pages: Iterable[_Sectioned], k: int, *,
                     sites[url] = site_of(url)
             if not min_links <= len(links) <= max_links:
                 continue
-            for index, first in enumerate(links):
-                for second in links[index + 1:]:
-                    if sites[first] is None or sites[first] == sites[second]:
-                        continue
-                    cocited[first][second] += 1
-                    cocited[second][first] += 1
+            _cocite(cocited, links, sites)
     related: dict[str, list[list[Any]]] = {}
     for url, counts in cocited.items():
         ranked = sorted(counts.items(),
