@@ -33,6 +33,9 @@ INSTALL_REQUIRES = [
 #: the rest: 3.5.9 runs mrjob 0.7.4's harness on Java 17 (tests/test_job_spark.py).
 SPARK_REQUIRES = ["pyspark==3.5.9"]
 
+#: The documentation site (docs/conf.py): Sphinx with MyST Markdown pages.
+DOCS_REQUIRES = ["sphinx==9.0.4", "myst-parser==5.2.0"]
+
 TEST_REQUIRES = [
     "pytest==9.2.0",
     "pytest-xdist==3.8.0",  # scripts/test: the Hadoop tests in one lane, the rest beside them
@@ -43,6 +46,7 @@ TEST_REQUIRES = [
     "networkx==3.6.1",  # the walk baselines are checked against its pagerank
     "scipy==1.17.1",  # networkx.pagerank needs it
     *SPARK_REQUIRES,  # the Spark runner's tests and bench_scale.py --spark
+    *DOCS_REQUIRES,  # tests/test_docs.py builds the documentation site with -W
 ]
 
 
@@ -88,6 +92,6 @@ setup(
                                              "conf/stoplist.txt", "conf/relatedpages.cron"])],
     ext_modules=native_extensions(),
     install_requires=INSTALL_REQUIRES,
-    extras_require={"test": TEST_REQUIRES, "spark": SPARK_REQUIRES},
+    extras_require={"test": TEST_REQUIRES, "spark": SPARK_REQUIRES, "docs": DOCS_REQUIRES},
     entry_points={"console_scripts": ["relatedpages=relatedpages.cli:main"]},
 )

@@ -62,8 +62,14 @@ def _version() -> str:
         return "unknown"
 
 
+#: What ``relatedpages --help`` says first, in plain words (a terminal renders no markup).
+DESCRIPTION = ("Related web pages by block co-citation: segment a crawl, build the related-pages "
+               "database, then query, serve and evaluate it. 'relatedpages COMMAND --help' "
+               "describes each command.")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="relatedpages", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="relatedpages", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"relatedpages {_version()}")
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an unexpected error (and mrjob's debug log)")

@@ -1,6 +1,8 @@
-"""The README's commands are tested (issue 13, item 5), so the docs cannot drift.
+"""The commands of the README and of the documentation site are tested (issue 13, item 5;
+issue 46, item 3), so the docs cannot drift.
 
-Every fenced block of README.md carries a marker on the line above it:
+Every fenced block of README.md and of ``docs/**/*.md`` carries a marker on the line above it
+(a MyST directive's fence, ```` ```{name} ````, is markup, not a command, and needs none):
 
 - ``<!-- readme-test: run -->``: its lines are run, in order, by bash from a scratch folder
   laid out like a checkout (the repository's files, ``../shared`` beside it, an ``out/`` of
@@ -30,6 +32,10 @@ from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
+#: The page with the tables of ``relatedpages eval related`` (checked against its ``--json``).
+RELATED_PAGE = REPO / "docs" / "evaluation" / "related.md"
+#: Every page with command blocks: the README, then the documentation site's pages.
+PAGES = [README, *sorted(p for p in (REPO / "docs").rglob("*.md") if "_build" not in p.parts)]
 MARKER = re.compile(r"^<!-- readme-test: (run|output|skip: .+) -->$")
 
 
@@ -38,13 +44,21 @@ class Block:
     line: int  # of the opening fence, 1-based
     marker: str
     text: str
+    page: str = "README.md"
+
+    @property
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
 
 
-def readme_blocks(text: str) -> list[Block]:
-    """The fenced blocks of a Markdown text with their markers ("" when missing).
+def readme_blocks(text: str, page: str = "README.md") -> list[Block]:
+    """The fenced blocks of a Markdown text with their markers ("" when missing); MyST
+    directives (```` ```{toctree} ````) are not command blocks.
 
     >>> [b.marker for b in readme_blocks("<!-- readme-test: run -->\\n```\\nls\\n```\\n```\\nx\\n```\\n")]
     ['run', '']
+    >>> readme_blocks("```{toctree}\\nguides/inputs\\n```\\n")
+    []
     """
     lines = text.split("\n")
     blocks, number = [], 0
@@ -52,23 +66,26 @@ def readme_blocks(text: str) -> list[Block]:
         if lines[number].startswith("```"):
             end = next(i for i in range(number + 1, len(lines)) if lines[i].startswith("```"))
             above = MARKER.match(lines[number - 1]) if number else None
-            blocks.append(Block(number + 1, above.group(1) if above else "",
-                                "\n".join(lines[number + 1:end])))
+            if not lines[number].startswith("```{"):
+                blocks.append(Block(number + 1, above.group(1) if above else "",
+                                    "\n".join(lines[number + 1:end]), page))
             number = end + 1
         else:
             number += 1
     return blocks
 
 
-BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [block for page in PAGES
+          for block in readme_blocks(page.read_text(encoding="utf-8"), str(page.relative_to(REPO)))]
 
 
 def test_every_block_is_marked() -> None:
-    unmarked = [block.line for block in BLOCKS if not block.marker]
-    assert not unmarked, f"README.md blocks without a readme-test marker, at lines {unmarked}"
+    unmarked = [block.where for block in BLOCKS if not block.marker]
+    assert not unmarked, f"blocks without a readme-test marker: {unmarked}"
     for before, block in zip(BLOCKS, BLOCKS[1:]):
         if block.marker == "output":
-            assert before.marker == "run", f"README.md:{block.line}: output of no run block"
+            assert before.marker == "run" and before.page == block.page, \
+                f"{block.where}: output of no run block"
 
 
 @pytest.fixture(scope="module")
@@ -90,16 +107,17 @@ def _run(block: Block, cwd: Path) -> str:
     env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.text], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=guard(600))
-    assert done.returncode == 0, f"README.md:{block.line}: exit {done.returncode}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, f"{block.where}: exit {done.returncode}\n{done.stderr[-3000:]}"
     return done.stdout
 
 
-RUNS = [(block, BLOCKS[i + 1] if i + 1 < len(BLOCKS) and BLOCKS[i + 1].marker == "output" else None)
+RUNS = [(block, BLOCKS[i + 1] if i + 1 < len(BLOCKS) and BLOCKS[i + 1].marker == "output"
+         and BLOCKS[i + 1].page == block.page else None)
         for i, block in enumerate(BLOCKS) if block.marker == "run"]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("block, output", RUNS, ids=[f"line{block.line}" for block, _ in RUNS])
+@pytest.mark.parametrize("block, output", RUNS, ids=[f"{block.page}:{block.line}" for block, _ in RUNS])
 def test_run_blocks_work_as_written(block: Block, output: Block | None, checkout: Path) -> None:
     # the commands read ../shared/data: ``checkout`` links it (missing: a skip, in CI a failure)
     printed = _run(block, checkout).split("\n")
@@ -108,13 +126,13 @@ def test_run_blocks_work_as_written(block: Block, output: Block | None, checkout
     expected = output.text.split("\n")
     starts = [i for i, line in enumerate(printed) if line == expected[0]]
     assert any(printed[i:i + len(expected)] == expected for i in starts), (
-        f"README.md:{output.line}: the block is not what the command prints now:\n"
+        f"{output.where}: the block is not what the command prints now:\n"
         + "\n".join(printed))
 
 
 # -- the tables of `relatedpages eval related` ------------------------------------------------
 
-#: README row label → (the JSON score field, its index, the README's scale and decimals).
+#: page row label → (the JSON score field, its index, the page's scale and decimals).
 _ROWS = {
     "coverage": ("coverage", None, 100, 1),
     "P@15 same section": ("p_at_k_section_missing_zero", None, 100, 1),
@@ -124,14 +142,14 @@ _ROWS = {
     "R-score R = 5": ("rscore", 4, 1, 3),
     "R-score R = 15": ("rscore", 14, 1, 3),
 }
-#: The JSON rounds scores to 4 decimals: a README figure rounded from the exact value may
+#: The JSON rounds scores to 4 decimals: a page figure rounded from the exact value may
 #: differ from one rounded from the JSON's by this much (e.g. 0.979 48 → "97.9 %", but the
 #: JSON's 0.9795 → "98.0 %").
 _JSON_ROUNDING = 0.00005
 
 
 def agrees(cell: str, value: float, scale: int, decimals: int) -> bool:
-    """The README's ``cell`` is ``value`` as the report rounds it, up to the JSON's rounding.
+    """The page's ``cell`` is ``value`` as the report rounds it, up to the JSON's rounding.
 
     >>> agrees("97.9 %", 0.9795, 100, 1), agrees("98.1 %", 0.9795, 100, 1), agrees("0.597", 0.5972, 1, 3)
     (True, False, True)
@@ -141,7 +159,7 @@ def agrees(cell: str, value: float, scale: int, decimals: int) -> bool:
 
 
 def readme_table(text: str, title: str) -> tuple[list[str], dict[str, list[str]]]:
-    """The columns and rows of the README table whose first header cell is ``title``."""
+    """The columns and rows of the page table whose first header cell is ``title``."""
     lines = text.split("\n")
     start = next(i for i, line in enumerate(lines) if line.startswith(f"| {title} |"))
     header = [cell.strip() for cell in lines[start].strip("|").split("|")]
@@ -155,7 +173,7 @@ def readme_table(text: str, title: str) -> tuple[list[str], dict[str, list[str]]
 
 
 def _column_name(header: str) -> str:
-    """A README column header as the evaluation's method name: the header without its
+    """A page column header as the evaluation's method name: the header without its
     parenthesised settings, matched by prefix below."""
     return re.sub(r"\s*\(.*\)$", "", header)
 
@@ -171,14 +189,14 @@ def test_eval_related_tables_are_what_the_command_prints(seed: int, tmp_path: Pa
         cwd=REPO, capture_output=True, text=True, timeout=guard(900))
     assert done.returncode == 0, done.stderr[-2000:]
     scores = json.loads(done.stdout.strip().split("\n")[-1])["scores"]
-    columns, rows = readme_table(README.read_text(encoding="utf-8"), f"test split, seed {seed}")
+    columns, rows = readme_table(RELATED_PAGE.read_text(encoding="utf-8"), f"test split, seed {seed}")
     for column, header in enumerate(columns):
         wanted = _column_name(header)
         names = [name for name in scores if name == wanted or name.startswith(wanted)]
-        assert len(names) == 1, f"README column {header!r}: methods {sorted(scores)}"
+        assert len(names) == 1, f"page column {header!r}: methods {sorted(scores)}"
         method = scores[names[0]]
         for label, (field, index, scale, decimals) in _ROWS.items():
             value = method[field] if index is None else method[field][index]
             assert agrees(rows[label][column], value, scale, decimals), (
-                f"seed {seed}, {header}, {label}: README {rows[label][column]}, "
+                f"seed {seed}, {header}, {label}: page {rows[label][column]}, "
                 f"the command {scale * value:.{decimals + 2}f}")
