@@ -28,6 +28,7 @@ from jobs.base import ShippedJob
 
 from filters.anchors import AnchorWords
 from relatedpages.scoring.options import add_chain_options, chain_params_from
+from relatedpages.store import leftovers
 from relatedpages.store.keyloads import SAMPLE_DEFAULT, is_chain_record, record_values, sampled
 
 COUNT_GROUP = "hot keys"
@@ -62,6 +63,7 @@ class MRHotKeyCounts(ShippedJob):
     def mapper_init_words(self) -> None:
         # jieba's cache in a folder of this task's own, as in jobs.related's Mapper1
         self._jieba_dir = tempfile.TemporaryDirectory(prefix="relatedpages-jieba-")
+        leftovers.mark(self._jieba_dir.name)  # a killed task's: the next build removes it
         self.words = AnchorWords(cache_dir=self._jieba_dir.name)
 
     def mapper_count(self, url: Any, record: Any) -> Iterator[tuple[str, int]]:

@@ -5,8 +5,11 @@ it drives mrjob runners (the library packages never import mrjob).
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -15,10 +18,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from mrjob.job import MRJob
+from mrjob.step import StepFailedException
 
 from jobs import progress as job_progress
 from filters.config import conf_path
 from jobs.base import summed_counters
+from relatedpages.store import leftovers
 from relatedpages.store.db import ALGORITHMS
 
 REPO_CONF = conf_path("mrjob.conf")  # a checkout's conf/, or an installed wheel's
@@ -104,19 +109,138 @@ def run_job(
     else:
         local = Path(output_dir)
         output = local.resolve().as_uri() if runner == "hadoop" else str(local)
+    args, links = _utf8_paths(args)
     job = job_class([*job_args, *args, "--output-dir", output])
     started = time.monotonic()
-    with job.make_runner() as job_runner:
+    with _removed(links), _ProbableCause() as causes, job.make_runner() as job_runner:
+        leftovers.mark(job_runner._get_local_tmp_dir())  # mrjob's: the next run removes it
         if remote and job_runner.fs.exists(output):
             job_runner.fs.rm(output)  # Hadoop refuses to write into an existing folder
         with job_progress.watch(label or job_class.__name__, job_runner, inputs):
-            job_runner.run()
+            try:
+                job_runner.run()
+            except KeyboardInterrupt:
+                # mrjob keeps a failed job's temporary folder for its logs
+                # (cleanup_on_failure); an interrupted one is removed: nothing failed
+                job_runner.cleanup(mode=["ALL"])
+                raise
+            except Exception as error:
+                # a failed job's folder holds the logs its error points at: kept, not a
+                # leftover for the next run to remove
+                (Path(job_runner._get_local_tmp_dir()) / leftovers.MARKER).unlink(missing_ok=True)
+                if isinstance(error, StepFailedException):
+                    raise JobFailed(label or job_class.__name__, error, causes.first,
+                                    job_runner._get_local_tmp_dir()) from error
+                raise
         counters = summed_counters(job_runner.counters())
         if collect is not None:
             with collect.open("wb") as handle:
                 for chunk in job_runner.cat_output():
                     handle.write(chunk)
     return JobRun(output_dir, counters, time.monotonic() - started)
+
+
+class JobFailed(StepFailedException):
+    """A job's step failed: one line with the job, the step, the exit status, the first line
+    of the cause mrjob found in the task logs, and where the logs are (mrjob's message is
+    the whole streaming command, thousands of characters)."""
+
+    def __init__(self, label: str, error: StepFailedException, cause: str, logs: str) -> None:
+        super().__init__(error.reason, error.step_num, error.num_steps, error.step_desc)
+        self.line = step_failure_line(label, error, cause, logs)
+
+    def __str__(self) -> str:
+        return self.line
+
+
+def step_failure_line(label: str, error: StepFailedException, cause: str, logs: str) -> str:
+    """The one line of a failed step.
+
+    >>> failed = StepFailedException("Command '['hadoop', 'jar', '…']' returned non-zero "
+    ...                              "exit status 1.", step_num=0, num_steps=4)
+    >>> step_failure_line("block", failed, "ValueError: bad record", "/tmp/related.x")
+    'block: Step 1 of 4 failed (exit status 1): ValueError: bad record (logs: /tmp/related.x)'
+    >>> step_failure_line("segment", StepFailedException("disk on fire"), "", "/tmp/s")
+    'segment: Step failed: disk on fire (logs: /tmp/s)'
+    """
+    reason = str(error.reason or "")
+    status = re.search(r"returned non-zero exit status (-?\d+)", reason)
+    head = str(StepFailedException(None, error.step_num, error.num_steps, error.step_desc))
+    detail = f" (exit status {status.group(1)})" if status else (f": {reason[:200]}" if reason else "")
+    return f"{label}: {head}{detail}{': ' + cause[:300] if cause else ''} (logs: {logs})"
+
+
+class _ProbableCause(logging.Handler):
+    """mrjob's "Probable cause of failure" from the task logs, kept as its first line of
+    substance (the exception's last line, where Python and Java put the message)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.first = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if "Probable cause of failure" in text and not self.first:
+            lines = [line.strip() for line in text.splitlines()[1:] if line.strip()]
+            errors = [line for line in lines if re.match(r"[\w.$]+(Error|Exception)\b", line)]
+            self.first = (errors[-1] if errors else lines[0] if lines else "")
+
+    def __enter__(self) -> _ProbableCause:
+        logging.getLogger("mrjob").addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        logging.getLogger("mrjob").removeHandler(self)
+
+
+def _utf8_paths(args: Sequence[str]) -> tuple[list[str], Path | None]:
+    """``args`` with every input path that is not UTF-8 (a file name's undecodable bytes,
+    as Python keeps them) replaced by a symlink to it in a temporary folder, returned
+    too: mrjob writes its input manifest and Hadoop its paths as UTF-8 text.  The link keeps
+    the name's suffixes, by which the job picks the input's format."""
+    mapped: list[str] = []
+    folder = None
+    for arg in args:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            if folder is None:
+                folder = Path(tempfile.mkdtemp(prefix="relatedpages-inputs-"))
+                leftovers.mark(folder)
+            suffix = "".join(part for part in Path(arg).suffixes if part.isprintable()
+                             and _is_utf8(part))
+            link = folder / f"input-{len(mapped)}{suffix}"
+            os.symlink(os.path.abspath(arg), link)
+            arg = str(link)
+        mapped.append(arg)
+    return mapped, folder
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_path(name: str) -> str:
+    """A file name as UTF-8 text, undecodable bytes written ``\\xe9``: for manifests and
+    messages (a name's surrogate escapes cannot be written as UTF-8).
+
+    >>> printable_path(os.fsdecode(b"caf\\xe9.warc.gz")), printable_path("ok.warc")
+    ('caf\\\\xe9.warc.gz', 'ok.warc')
+    """
+    return os.fsencode(name).decode("utf-8", "backslashreplace") if not _is_utf8(name) else name
+
+
+@contextlib.contextmanager
+def _removed(folder: Path | None) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def iter_output(output: Path) -> Iterator[tuple[Any, Any]]:
@@ -219,13 +343,20 @@ class _WorkFolders:
     hot_key_counts: Path | str  # the hot-key count job's output (build --hot-keys)
 
 
+def _temporary_root() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="relatedpages-build-"))
+    leftovers.mark(root)
+    return root
+
+
 def _work_folders(work: Path | str | None, output_name: str) -> _WorkFolders:
+    leftovers.sweep([tempfile.gettempdir()])  # what killed runs left (their markers say so)
     if work is not None and is_remote(work):
         base = str(work).rstrip("/")
-        root = Path(tempfile.mkdtemp(prefix="relatedpages-build-"))  # the copied output
+        root = _temporary_root()  # the copied output
         return _WorkFolders(root, False, f"{base}/segments", f"{base}/{output_name}",
                             root / f"{output_name}.jsonl", f"{base}/hot-key-counts")
-    root = Path(work) if work is not None else Path(tempfile.mkdtemp(prefix="relatedpages-build-"))
+    root = Path(work) if work is not None else _temporary_root()
     root.mkdir(parents=True, exist_ok=True)
     for stale in (root / "segments", root / output_name):
         shutil.rmtree(stale, ignore_errors=True)
@@ -345,7 +476,8 @@ def build(    inputs: Sequence[str],
                                       "fill_to": fill_to}
         summary = build_database(
             iter_output(folders.collect or Path(folders.output)), db_path, algorithm=algorithm,
-            parameters=parameters, source=list(inputs), min_records=min_records,
+            parameters=parameters, source=[printable_path(name) for name in inputs],
+            min_records=min_records,
             fallback=fallback_records, fallback_source=FALLBACK_ALGORITHM, fill_to=fill_to,
         )
         report.stages.append(("database", time.monotonic() - started))
@@ -415,7 +547,7 @@ def build_links(
         started = time.monotonic()
         summary = build_link_index(
             iter_output(folders.collect or Path(folders.output)), db_path, keys=KeyKind.URL,
-            source=list(inputs),
+            source=[printable_path(name) for name in inputs],
             parameters={"runner": runner},
         )
         report.stages.append(("link index", time.monotonic() - started))

@@ -48,7 +48,7 @@ from relatedpages.store.chain import (
 from relatedpages.scoring.options import add_chain_options, chain_params_from
 from relatedpages.scoring.similarity import micro, score_from_micro, unmicro
 from relatedpages.scoring.sitefallback import from_site, is_weak, site_chops
-from relatedpages.store import hotkeys
+from relatedpages.store import hotkeys, leftovers
 from relatedpages.store.keyloads import is_chain_record
 
 FILTER_GROUP = "filters"
@@ -101,6 +101,7 @@ class MRRelatedPages(ShippedJob):
         # task ends: not the working folder (Hadoop's local job runner runs tasks in the
         # submitter's current folder), never a shared one.
         self._jieba_dir = tempfile.TemporaryDirectory(prefix="relatedpages-jieba-")
+        leftovers.mark(self._jieba_dir.name)  # a killed task's: the next build removes it
         # Each href's filter fate once a task (a crawl cites the same hrefs again and again).
         self.link_filter = LinkFilter(AnchorWords(cache_dir=self._jieba_dir.name),
                                       self.link_params)

@@ -17,17 +17,21 @@
     relatedpages eval related DATA_DIR [--holdout F] [--seed S] [--plot PNG]   Fig. 10
     relatedpages eval moved DATA_DIR [--pages N] [--seed S] [--updated F] [--json]   Spertus, simulated moves
 
-Exit status: 0 on success, 2 on usage errors, 1 on failure.  Each subcommand is a module of
+Exit status: 0 on success, 2 on usage errors, 1 on failure, 130 on Ctrl-C and 143 on SIGTERM
+(one line each; the work in progress removes its temporary folders on the way out).  Each subcommand is a module of
 :mod:`relatedpages.commands` (``add_parser`` and ``run``); this module keeps the parser and
 ``main``: one line per error, no traceback unless ``--debug``.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import signal
 import sys
-from typing import Sequence
+from types import FrameType
+from typing import Iterator, Sequence
 
 from relatedpages.commands import (
     authorities,
@@ -44,7 +48,13 @@ from relatedpages.commands import (
     study,
     verify,
 )
-from relatedpages.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
+from relatedpages.commands.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    Terminated,
+    UsageError,
+)
 
 #: The subcommands in the order ``--help`` lists them.
 COMMANDS = (verify, segment, build, query, serve, study, generate, demo, evaluate, linkgraph,
@@ -79,6 +89,40 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C and SIGTERM unwind the command (its ``finally`` blocks remove what it made) as
+    :class:`KeyboardInterrupt` / :class:`Terminated`.  A process forked by the work inherits
+    the handlers: it leaves Ctrl-C to the command, which ends it (a pool worker that died on
+    its own could hold the pool's queue lock, and the pool's clean-up would wait for it
+    forever), and ends silently on SIGTERM instead of printing its own traceback."""
+    owner = os.getpid()
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        if os.getpid() != owner:
+            if signum == signal.SIGTERM:
+                os._exit(128 + signum)
+            return
+        signal.signal(signum, signal.SIG_IGN)  # a second Ctrl-C does not cut the clean-up
+        raise KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
+
+    before = {signum: signal.signal(signum, handle) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
+def _stop_children() -> None:
+    """The forked workers of an interrupted run: ended, so none writes after the command."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        child.terminate()
+        child.join(timeout=5)
+
+
 def _job_failures() -> tuple[type[BaseException], ...]:
     """Failures of a run (a job step, the database build), reported with exit status 1."""
     from jobs.pipeline import FAILURES
@@ -109,7 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        return int(args.run(args))
+        with _interruptible():
+            return int(args.run(args))
     except UsageError as error:
         print(f"relatedpages: error: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -119,9 +164,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
-    except KeyboardInterrupt:
-        print("relatedpages: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as error:  # Terminated too
+        _stop_children()
+        terminated = isinstance(error, Terminated)
+        print(f"relatedpages: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 128 + (signal.SIGTERM if terminated else signal.SIGINT)
     except _job_failures() as error:
         if args.debug:
             raise

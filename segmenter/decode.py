@@ -235,6 +235,19 @@ def utf16_without_bom(body: bytes) -> str | None:
     return None
 
 
+def _wide_markup(body: bytes) -> bool:
+    """Whether the first KB looks like UTF-16 or UTF-32 text: markup is ASCII, so at least
+    a third of such bytes are NUL; a page in a single-byte or UTF-8 charset has none.
+
+    >>> _wide_markup("<p>hi</p>".encode("utf-16-le")), _wide_markup("<p>hi</p>".encode("utf-32"))
+    (True, True)
+    >>> _wide_markup("<p>Grüße</p>".encode("utf-8"))
+    False
+    """
+    sample = body[:1024]
+    return bool(sample) and sample.count(0) * 3 >= len(sample)
+
+
 def _mostly_utf8(body: bytes) -> str | None:
     """UTF-8 text with a few invalid bytes -> the text (invalid bytes replaced), else None."""
     text = body.decode("utf-8", errors="replace")
@@ -357,6 +370,12 @@ def decode_html(body: bytes, http_charset: str | None = None) -> Decoded:
         declared.append((meta_codec, CharsetSource.META))
 
     for codec, source in declared:
+        if codec in _UTF16_FAMILY and not _wide_markup(body):
+            # UTF-8 or legacy bytes "decode" as UTF-16 without an error (any even length
+            # does): a wide-charset declaration is trusted only when the bytes are wide.
+            logger.debug("declared charset %s (%s) but the body has no wide markup", codec,
+                         source.value)
+            continue
         strict = _decode_strict(body, codec)
         if strict is None:
             logger.debug("declared charset %s (%s) does not decode the body", codec,

@@ -154,6 +154,17 @@ def test_utf16_bom() -> None:
     assert (decoded.text, decoded.source) == (text, CharsetSource.BOM)
 
 
+@pytest.mark.parametrize("label", ["utf-16", "UTF-16LE", "utf-16be", "utf-32"])
+def test_a_header_that_lies_about_utf16_is_not_trusted(label: str) -> None:
+    """Issue 44: UTF-8 bytes under a UTF-16 header "decode" without an error as CJK noise;
+    the declaration is dropped and the bytes are read as what they are."""
+    text = '<html><body><ul><li><a href="https://a.org/">Grüße aus Köln</a></li></ul></body></html>'
+    decoded = decode_html(text.encode("utf-8"), label)
+    assert (decoded.text, decoded.charset, decoded.source) == (text, "utf-8", CharsetSource.DETECTED)
+    wide = decode_html(text.encode("utf-16-le"), label if "32" not in label else "utf-16le")
+    assert wide.text == text
+
+
 def test_utf16_without_bom_is_detected() -> None:
     text = html(GERMAN)
     assert utf16_without_bom(text.encode("utf-16-be")) == "utf-16-be"

@@ -61,7 +61,10 @@ def test_a_bad_db_target_is_refused_before_any_work(tmp_path: Path) -> None:
     for target, message in (
         (crawl / "db", f"--db {crawl / 'db'} is inside the input folder {crawl}"),
         (afile, f"--db {afile} is a file, not a database folder"),
-        (afile / "db", f"--db {afile / 'db'}: cannot write there ({afile} is not a writable folder)"),
+        (afile / "db", f"--db {afile / 'db'}: cannot write there ({afile}: not a directory)"),
+        # issue 44: found by trying, not from modes (root passes every mode check)
+        (Path("/proc/no-such-process/db"),
+         "--db /proc/no-such-process/db: cannot write there (/proc/no-such-process: no such file"),
     ):
         done = relatedpages("build", str(crawl), "--db", str(target))
         assert done.returncode == 2, target

@@ -4,7 +4,9 @@ target, job arguments, URL lists, link indexes)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -15,6 +17,15 @@ from segmenter.adjust import AdjustParams, adjust_params_from
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 RUNNERS = ("inline", "local", "hadoop")  # mrjob runners the commands offer
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is (``relatedpages.cli``) so that it unwinds like
+    Ctrl-C: every ``finally`` and ``except KeyboardInterrupt`` clean-up runs."""
+
+    def __init__(self, signum: int = 15) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
 
 
 class UsageError(Exception):
@@ -99,9 +110,36 @@ def check_db_target(db: str, inputs: Sequence[str]) -> None:
         if "://" not in name and source.is_dir() and target.is_relative_to(source):
             raise UsageError(f"--db {db} is inside the input folder {name}: the next build "
                              "would read the database as input; put it elsewhere")
-    parent = next((p for p in (target, *target.parents) if p.exists()), None)
-    if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--db {db}: cannot write there ({parent} is not a writable folder)")
+    try:
+        _probe_folder(target.parent)  # the build writes beside the target, then renames
+    except OSError as error:
+        where = Path(error.filename or target.parent)
+        if where.name.startswith(_PROBE):
+            where = where.parent
+        raise UsageError(f"--db {db}: cannot write there ({where}: "
+                         f"{(error.strerror or str(error)).lower()})") from None
+
+
+_PROBE = ".relatedpages-probe-"
+
+
+def _probe_folder(target: Path) -> None:
+    """Create ``target`` and a file in it as the build will, then remove what this made,
+    so that a build that cannot write its database is refused before any work:
+    the only sure test (a root user passes every mode check; /proc, a read-only mount or a
+    full disk refuse only when tried)."""
+    made = []
+    try:
+        for folder in reversed([target, *target.parents]):
+            if not folder.exists():
+                folder.mkdir()
+                made.append(folder)
+        probe = tempfile.NamedTemporaryFile(dir=target, prefix=_PROBE)
+        probe.close()
+    finally:
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def check_inputs(inputs: Sequence[str]) -> list[str]:

@@ -25,7 +25,7 @@ from typing import IO, Any
 
 from filters.urls import normalise_url
 from relatedpages.scoring.fallback import fill_related
-
+from relatedpages.store import leftovers
 from relatedpages.store.dbformat import (
     _MAX_PARTITIONS,
     _PARTITION_NAME,
@@ -109,9 +109,11 @@ def build_database(
     _check_replaceable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
 
+    leftovers.sweep([path.parent])  # what a killed build left here (its marker says so)
     building = path.parent / f".{path.name}.building-{os.getpid()}-{secrets.token_hex(4)}"
     building.mkdir()
     try:
+        leftovers.mark(building)
         check, malformed = VALUE_CHECKS[algorithm]
         unusable, duplicate = (
             (RecordRejection.UNUSABLE_URL, RecordRejection.DUPLICATE_URL) if normalise_keys
@@ -171,9 +173,12 @@ def build_database(
         if problems:
             raise DatabaseError(DatabaseProblem.CORRUPT, path,
                                 f"{problems[0]} after writing; the database in place is unchanged")
+        (building / leftovers.MARKER).unlink()  # a database now, no longer a leftover
         _install(building, path)
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(building, ignore_errors=True)
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DatabaseError(DatabaseProblem.NO_SPACE, path, _disk_full(path.parent)) from None
         raise
     summary = DatabaseSummary(
         path=path,
@@ -438,6 +443,19 @@ def _check_replaceable(path: Path) -> None:
         )
 
 
+def _disk_full(folder: Path) -> str:
+    """The one line of a build that ran out of disk: where, and how much is free now that
+    the partial build is removed."""
+    try:
+        usage = shutil.disk_usage(folder)
+    except OSError:
+        return f"the disk holding {folder} is full; the database in place is unchanged"
+    mb = 1024 * 1024
+    return (f"the disk holding {folder} is full ({usage.free / mb:,.1f} MB free of "
+            f"{usage.total / mb:,.1f} MB with the partial build removed); the database in "
+            "place is unchanged")
+
+
 def _install(building: Path, path: Path) -> None:
     """Put the finished build at ``path``; an old database there is swapped out and deleted.
 
@@ -453,6 +471,7 @@ def _install(building: Path, path: Path) -> None:
             _fsync_dir(parent)
             # ``building`` now names the old database.  Readers that opened it keep
             # their open files; nobody new finds it.
+            leftovers.mark(building)  # a kill before it is gone leaves it to the next build
             shutil.rmtree(building, ignore_errors=True)
             return
         old = parent / f".{path.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
@@ -463,6 +482,7 @@ def _install(building: Path, path: Path) -> None:
             os.rename(old, path)
             raise
         _fsync_dir(parent)
+        leftovers.mark(old)
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.rename(building, path)

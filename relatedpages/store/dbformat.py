@@ -55,6 +55,7 @@ class DatabaseProblem(str, Enum):
     PARTIAL = "partial database"
     CORRUPT = "corrupt database"
     COLLAPSED = "collapsed database not installed"
+    NO_SPACE = "database not written"
 
 
 class DatabaseError(Exception):
