@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"relatedpages {_version()}")
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an unexpected error (and mrjob's debug log)")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(commands)
     return parser

@@ -35,9 +35,11 @@ class CliReference(Directive):
         for name, parser in _commands(cli._parser(), "relatedpages"):
             section = nodes.section(ids=[nodes.make_id(name)])
             section += nodes.title(text=name)
-            parser.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=92)
+            parser.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=80)
             text = parser.format_help()
-            section += nodes.literal_block(text, text)
+            block = nodes.literal_block(text, text)
+            block["language"] = "text"  # help text, not code: no keyword colouring
+            section += block
             out.append(section)
         return out
 
