@@ -27,7 +27,7 @@ from typing import Any, Union
 
 from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams
-from relatedpages.evaluation.pair_census import page_records
+from relatedpages.bench.pair_census import page_records
 from relatedpages.scoring import similarity as sim
 from relatedpages.scoring.options import preset_link_params
 from relatedpages.scoring.similarity import preset_params
