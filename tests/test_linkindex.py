@@ -20,11 +20,10 @@ from relatedpages.store.db import (
     DatabaseProblem,
     RecordRejection,
     RelatedPagesDB,
-    build_database,
-    is_link_record,
     partition_name,
     read_manifest,
 )
+from relatedpages.store.dbbuild import build_database, is_link_record
 from relatedpages.store.linkgraph import KeyKind, LinkGraph
 from relatedpages.store.linkindex import (
     EdgeRejection,

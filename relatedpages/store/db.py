@@ -2,8 +2,9 @@
 
 The output of ``jobs.related`` (or ``jobs.cocitation``) — one record per page, ``url →
 [[related_url, score, [[citing_site, ds], …]], …]`` — is written once by
-:func:`build_database` and then read by :class:`RelatedPagesDB`, which answers "the
-related pages of URL u" with one lookup (DESIGN.md, "Related-pages database").
+:func:`relatedpages.store.dbbuild.build_database` and then read by :class:`RelatedPagesDB`,
+which answers "the related pages of URL u" with one lookup (DESIGN.md, "Related-pages
+database").
 
 On disk, a database is a folder::
 
@@ -35,12 +36,12 @@ needs no index: it halves a byte range, backs up from the midpoint to the start 
 line, compares that line's URL bytes with the key, and decodes JSON only for the hit.
 About ``log2(records in the partition) + 1`` probes, each touching one or two pages.
 
-Building (:func:`build_database`) streams the records: each goes, normalised and
-encoded, to a spill file per partition; then one partition at a time is read back,
-de-duplicated (the last record of a URL wins), sorted in memory and written.  Everything
-happens in a temporary folder beside the target, every file and the folder are fsynced,
-``manifest.json`` is written last, and the folder is renamed into place.  An existing
-database is replaced atomically — on Linux the two folders are exchanged in one
+Building (:func:`~relatedpages.store.dbbuild.build_database`) streams the records: each
+goes, normalised and encoded, to a spill file per partition; then one partition at a time
+is read back, de-duplicated (the last record of a URL wins), sorted in memory and written.
+Everything happens in a temporary folder beside the target, every file and the folder are
+fsynced, ``manifest.json`` is written last, and the folder is renamed into place.  An
+existing database is replaced atomically — on Linux the two folders are exchanged in one
 ``renameat2(RENAME_EXCHANGE)``; elsewhere the old one is renamed away and the new one
 renamed in — and then deleted; a failed build leaves the old database untouched.
 
@@ -89,9 +90,9 @@ from typing import IO, Any, Generic, NoReturn, Self, TypeVar
 from filters.spelling import spelling_variants
 from filters.urls import normalise_url
 
-# The format and the build live in modules of their own; their public names are this
-# module's too (the import path every user and the README knows).
-from relatedpages.store.dbbuild import _renameat2, build_database, is_link_record  # noqa: F401
+# The format lives in a module of its own; its public names are this module's too (the
+# import path every user and the README knows).  The build (relatedpages.store.dbbuild)
+# imports this module, to read back what it wrote: never the other way round.
 from relatedpages.store.dbformat import (  # noqa: F401
     _CHUNK,
     _MAX_PARTITIONS,
@@ -537,6 +538,7 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
     """A read-only related-pages database; safe to share between threads.
 
     >>> import shutil, tempfile
+    >>> from relatedpages.store.dbbuild import build_database
     >>> folder = tempfile.mkdtemp()
     >>> _ = build_database(
     ...     [("http://a.example/", [["http://b.example/", 5.25, [["hub.example", 3.0]]]])],
@@ -588,6 +590,7 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
         Raises ``ValueError`` for a URL that does not normalise.
 
         >>> import shutil, tempfile
+        >>> from relatedpages.store.dbbuild import build_database
         >>> folder = tempfile.mkdtemp()
         >>> _ = build_database([("https://a.example/", [["https://b.example/", 2.0, [["hub.example", 1.0]]]])],
         ...                    folder + "/db", algorithm="block", parameters={}, source=[], partitions=2)

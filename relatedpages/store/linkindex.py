@@ -71,10 +71,9 @@ from relatedpages.store.db import (
     DatabaseSummary,
     PartitionedDB,
     Verify,
-    build_database,
-    is_link_record,
     partition_name,
 )
+from relatedpages.store.dbbuild import build_database, is_link_record
 from relatedpages.store.linkgraph import Interner, KeyKind, LinkGraph
 
 logger = logging.getLogger(__name__)
@@ -330,7 +329,7 @@ def import_edge_list(
 
     ``keys``: ``"url"``, ``"id"`` or ``"auto"``.  Memory holds the interned names and the
     edges as int32 arrays while the records are streamed into
-    :func:`relatedpages.store.db.build_database` (cnr-2000, 3.2 M edges: ~12 s, peak RSS
+    :func:`relatedpages.store.dbbuild.build_database` (cnr-2000, 3.2 M edges: ~12 s, peak RSS
     ~210 MB, a 94 MB database).
     """
     started = time.monotonic()
