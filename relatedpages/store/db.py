@@ -327,7 +327,7 @@ class PartitionedDB(ABC, Generic[V]):
     def partition_data(self, index: int) -> bytes:
         """The whole (checked, as ``verify`` says) contents of partition ``index``:
         ``key<TAB>json<LF>`` lines in key order; ``b""`` when the partition is empty.
-        For readers that load everything at once (``linkindex.load_link_graph``)."""
+        For readers that load everything at once (``linkload.load_link_graph``)."""
         mapped = self._partition(index)
         return b"" if mapped is None else mapped[:]
 
