@@ -46,6 +46,7 @@ from relatedpages.store.chain import (
     encode_pair_value,
 )
 from relatedpages.scoring.options import add_chain_options, chain_params_from
+from relatedpages.scoring.parameters import TieBreak
 from relatedpages.scoring.similarity import micro, score_from_micro, unmicro
 from relatedpages.scoring.sitefallback import from_site, is_weak, site_chops
 from relatedpages.store import hotkeys
@@ -126,7 +127,7 @@ class MRRelatedPages(ShippedJob):
             for key in hotkeys.every_key(page, plan):
                 for _ in range(count):
                     yield key, aux
-        if self.sim_params.tie_break is sim.TieBreak.EVIDENCE or self.sim_params.site_fallback:
+        if self.sim_params.tie_break is TieBreak.EVIDENCE or self.sim_params.site_fallback:
             cited = encode_cited_value(site)
             for linked, count in sim.raw_counts(unit_blocks).items():
                 for key in hotkeys.every_key(linked, plan):

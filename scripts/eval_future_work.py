@@ -50,7 +50,7 @@ def variants(records: Sequence[Mapping[str, Any]], k: int) -> dict[str, RelatedD
     from relatedpages.evaluation.related import with_fallback
     from relatedpages.scoring.reference import reference_related
     from relatedpages.scoring.options import preset_link_params
-    from relatedpages.scoring.similarity import preset_params
+    from relatedpages.scoring.parameters import preset_params
 
     words, link = AnchorWords(), preset_link_params("default")
     params = preset_params("default", m=k)

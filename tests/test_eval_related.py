@@ -53,7 +53,7 @@ from relatedpages.evaluation.related import (
     Split,
 )
 from relatedpages.scoring.reference import reference_related
-from relatedpages.scoring.similarity import SimilarityParams
+from relatedpages.scoring.parameters import SimilarityParams
 
 # -- hub lists -------------------------------------------------------------------------
 

@@ -53,7 +53,7 @@ def test_site_fallback_answers_files_and_landing_pages_from_their_site(small_web
     from relatedpages.evaluation.topics import load_topic_web
     from relatedpages.scoring.options import preset_link_params
     from relatedpages.scoring.reference import reference_related
-    from relatedpages.scoring.similarity import preset_params
+    from relatedpages.scoring.parameters import preset_params
 
     web = load_topic_web(small_web)
     related = reference_related(web.records, preset_link_params("default"),

@@ -22,7 +22,7 @@ from jobs.segment import MRSegment
 from relatedpages.bench.key_skew import (
     default_chain_params, key_loads, plan_and_predict, read_segment_records, reducer_skew)
 from relatedpages.scoring.options import preset_link_params
-from relatedpages.scoring.similarity import preset_params
+from relatedpages.scoring.parameters import preset_params
 from relatedpages.store.hotkeys import (
     PlanError, every_key, pair_key, partition, plan_keys, read_plan, write_plan)
 from tests.prerequisites import guard

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from handmade import Link, link
 from relatedpages.scoring.reference import reference_related, related_from_filtered
-from relatedpages.scoring.similarity import SimilarityParams
+from relatedpages.scoring.parameters import SimilarityParams
 
 
 Page = tuple[str, list[list[Link]]]

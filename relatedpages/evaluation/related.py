@@ -518,7 +518,7 @@ def evaluate_index(
     from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
     from relatedpages.scoring.reference import reference_related
     from relatedpages.scoring.options import preset_link_params
-    from relatedpages.scoring.similarity import SimilarityParams, preset_params
+    from relatedpages.scoring.parameters import SimilarityParams, preset_params
 
     check_parameters(t=t, min_degree=min_degree, min_citing=min_citing, t_sweep=t_sweep,
                      min_degree_sweep=min_degree_sweep, k=k, baselines=baselines)

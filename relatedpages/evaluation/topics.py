@@ -183,7 +183,7 @@ def evaluate_topics(crawl: str | Path, k: int = TOP_K,
     from relatedpages.evaluation.naive import NAIVE, naive_section_related
     from relatedpages.scoring.reference import reference_related
     from relatedpages.scoring.options import preset_link_params
-    from relatedpages.scoring.similarity import preset_params
+    from relatedpages.scoring.parameters import preset_params
 
     started = time.monotonic()
     web = load_topic_web(crawl)

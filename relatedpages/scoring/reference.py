@@ -20,7 +20,6 @@ from relatedpages.scoring.sitefallback import apply_site_fallback
 from relatedpages.scoring.similarity import (
     LinkLike,
     RelatedEntry,
-    SimilarityParams,
     better_citation,
     directed_candidate,
     in_counts,
@@ -29,6 +28,7 @@ from relatedpages.scoring.similarity import (
     page_pairs,
     top_related,
 )
+from relatedpages.scoring.parameters import SimilarityParams
 
 if TYPE_CHECKING:  # filters.links may be written after this module; import it lazily
     from filters.anchors import AnchorWords
