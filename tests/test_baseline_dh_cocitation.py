@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from relatedpages.baselines import NoAnswer
 from relatedpages.baselines import dh_cocitation as module
-from relatedpages.baselines.companion import Stoplist
+from relatedpages.baselines.stoplist import Stoplist
 from relatedpages.baselines.dh_cocitation import (
     CocitationDegree,
     DHCocitationParams,
