@@ -113,7 +113,8 @@ from relatedpages.baselines.hits import hits  # noqa: E402
 from relatedpages.baselines.methods import PAGE_METHODS as METHODS  # noqa: E402
 from relatedpages.baselines.moved import MovedAnswer, moved  # noqa: E402
 from relatedpages.baselines.sfp import sfp  # noqa: E402
-from relatedpages.store.db import LINKS_ALGORITHM, DatabaseError, read_manifest  # noqa: E402
+from relatedpages.store.db import LINKS_ALGORITHM, DatabaseError  # noqa: E402
+from relatedpages.store.dbopen import read_manifest  # noqa: E402
 from relatedpages.evaluation.moved import (  # noqa: E402
     UPDATED_DEFAULT,
     MoveCase,

@@ -32,9 +32,9 @@ from relatedpages.store.db import (
     Verify,
     partition_name,
     partition_of,
-    read_manifest,
 )
 from relatedpages.store.dbbuild import build_database
+from relatedpages.store.dbopen import read_manifest
 from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent

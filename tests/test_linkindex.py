@@ -22,9 +22,9 @@ from relatedpages.store.db import (
     RecordRejection,
     RelatedPagesDB,
     partition_name,
-    read_manifest,
 )
 from relatedpages.store.dbbuild import build_database, is_link_record
+from relatedpages.store.dbopen import read_manifest
 from relatedpages.store.edgelist import (
     EdgeRejection,
     detect_keys,
