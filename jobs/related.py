@@ -36,6 +36,11 @@ from filters.anchors import AnchorWords
 from filters.links import LinkFilter
 from relatedpages.scoring import similarity as sim
 from relatedpages.scoring.granularity import units
+from relatedpages.scoring.options import add_chain_options, chain_params_from
+from relatedpages.scoring.parameters import TieBreak
+from relatedpages.scoring.similarity import micro, score_from_micro, unmicro
+from relatedpages.scoring.sitefallback import from_site, is_weak, site_chops
+from relatedpages.store import hotkeys
 from relatedpages.store.chain import (
     AUX_TAG,
     CITED_TAG,
@@ -45,11 +50,6 @@ from relatedpages.store.chain import (
     encode_cited_value,
     encode_pair_value,
 )
-from relatedpages.scoring.options import add_chain_options, chain_params_from
-from relatedpages.scoring.parameters import TieBreak
-from relatedpages.scoring.similarity import micro, score_from_micro, unmicro
-from relatedpages.scoring.sitefallback import from_site, is_weak, site_chops
-from relatedpages.store import hotkeys
 from relatedpages.store.keyloads import is_chain_record
 
 FILTER_GROUP = "filters"

@@ -113,8 +113,7 @@ from relatedpages.baselines.hits import hits  # noqa: E402
 from relatedpages.baselines.methods import PAGE_METHODS as METHODS  # noqa: E402
 from relatedpages.baselines.moved import MovedAnswer, moved  # noqa: E402
 from relatedpages.baselines.sfp import sfp  # noqa: E402
-from relatedpages.store.db import LINKS_ALGORITHM, DatabaseError  # noqa: E402
-from relatedpages.store.dbopen import read_manifest  # noqa: E402
+from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
 from relatedpages.evaluation.moved import (  # noqa: E402
     UPDATED_DEFAULT,
     MoveCase,
@@ -124,11 +123,12 @@ from relatedpages.evaluation.moved import (  # noqa: E402
     simulate_move,
 )
 from relatedpages.evaluation.related import HUB_PATH, WEB_PATHS  # noqa: E402
-from relatedpages.store.linkgraph import LinkGraph  # noqa: E402
+from relatedpages.store.db import LINKS_ALGORITHM, DatabaseError  # noqa: E402
+from relatedpages.store.dbopen import read_manifest  # noqa: E402
 from relatedpages.store.edgelist import import_edge_list  # noqa: E402
+from relatedpages.store.linkgraph import LinkGraph  # noqa: E402
 from relatedpages.store.linkindex import build_link_index_from_segments  # noqa: E402
 from relatedpages.store.linkload import load_link_graph  # noqa: E402
-from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
 
 EDGES_DEFAULT = shared_data_dir() / "graphs" / "cnr-2000" / "cnr-2000.arcs.tsv.gz"
 #: The crawl files of a DATA_DIR that make the crawl-built index (as ``relatedpages eval moved``).

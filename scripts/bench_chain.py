@@ -52,8 +52,8 @@ sys.path.insert(0, str(REPO))
 
 from jobs.pipeline import iter_output, run_job  # noqa: E402
 from jobs.related import MRRelatedPages  # noqa: E402
-from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
 from relatedpages.bench.launcher import LAUNCHER  # noqa: E402
+from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
 
 BASE_PAGES_DEFAULT = 5_000
 RUNS_DEFAULT = 3

@@ -49,8 +49,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from relatedpages.store.db import MANIFEST_NAME, DatabaseError, RelatedPagesDB  # noqa: E402
-from relatedpages.store.dbopen import read_manifest  # noqa: E402
 from relatedpages.store.dbbuild import build_database  # noqa: E402
+from relatedpages.store.dbopen import read_manifest  # noqa: E402
 
 BENCH_TAG = "scripts/bench_query.py"
 RELATED_PER_PAGE = 15

@@ -75,15 +75,13 @@ from typing import Any, Sequence
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
-from relatedpages.corpus.warc_split import split_warc  # noqa: E402
+from relatedpages.bench.chain_cpu import machine  # noqa: E402
 from relatedpages.bench.job_history import (  # noqa: E402
     HistoryError,
     JobFigures,
     TaskFigures,
     read_job_history,
 )
-from relatedpages.bench.chain_cpu import machine  # noqa: E402
 from relatedpages.bench.launcher import (  # noqa: E402
     PythonUsage, read_python_reports, write_python_launcher)
 from relatedpages.bench.proctree import run_measured  # noqa: E402
@@ -97,6 +95,8 @@ from relatedpages.bench.scale import (  # noqa: E402
     scale_report,
     summarise,
 )
+from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
+from relatedpages.corpus.warc_split import split_warc  # noqa: E402
 
 SIZES_DEFAULT = "5000,10000,20000,40000"
 MAPS_DEFAULT = REDUCES_DEFAULT = 64  # the paper's 64 map and 64 reduce pieces

@@ -29,11 +29,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from relatedpages.corpus.generate import (  # noqa: E402
-    SEED_DEFAULT, generate_crawl, parse_web_sizes)
 from relatedpages.bench.chain_cpu import (  # noqa: E402
     ChainCost, ChainCpuError, chain_costs, format_comparison, format_costs, machine)
 from relatedpages.bench.scale import loglog_slope  # noqa: E402
+from relatedpages.corpus.generate import (  # noqa: E402
+    SEED_DEFAULT, generate_crawl, parse_web_sizes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -229,8 +229,8 @@ def _records(args: argparse.Namespace, scratch: Path) -> Iterator[dict[str, Any]
         graph = tile(read_successors(args.graph), args.pages)
         yield from graph_records(graph, sample_sources(graph, args.pages, args.seed))
     elif args.web is not None:
-        from relatedpages.corpus.generate import generate_crawl
         from relatedpages.bench.key_skew import segment_crawl
+        from relatedpages.corpus.generate import generate_crawl
 
         crawl = generate_crawl(scratch / "web.warc.gz", pages=args.web, seed=args.seed)
         yield from segment_crawl(crawl.path)

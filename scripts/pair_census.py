@@ -24,10 +24,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from relatedpages.corpus.generate import (  # noqa: E402
-    SEED_DEFAULT, generate_crawl, parse_web_sizes, read_topics)
 from relatedpages.bench.pair_census import (  # noqa: E402
     CONTENT, HUB, SPAM, Census, format_census, pair_census)
+from relatedpages.corpus.generate import (  # noqa: E402
+    SEED_DEFAULT, generate_crawl, parse_web_sizes, read_topics)
 from relatedpages.scoring.options import add_chain_options, chain_params_from  # noqa: E402
 
 

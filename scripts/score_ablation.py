@@ -27,12 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from filters.anchors import AnchorWords  # noqa: E402
 from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
 from relatedpages.evaluation.hubs import GroundTruth, select_test_pages  # noqa: E402
-from relatedpages.evaluation.related import (  # noqa: E402
-    MIN_CITING_DEFAULT,
-    load_split,
-    score_related,
-    with_fallback,
-)
+from relatedpages.evaluation.measures import score_related  # noqa: E402
+from relatedpages.evaluation.related import MIN_CITING_DEFAULT, load_split, with_fallback  # noqa: E402
 from relatedpages.scoring import similarity as sim  # noqa: E402
 from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation  # noqa: E402
 from relatedpages.scoring.options import preset_link_params  # noqa: E402

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from relatedpages.corpus.generate import generate_crawl, read_topics
 from relatedpages.bench.chain_cpu import (
     ChainCpuError, chain_costs, in_sample, run_task, task_environment, write_sample)
 from relatedpages.bench.pair_census import page_records, pair_census
+from relatedpages.corpus.generate import generate_crawl, read_topics
 from relatedpages.scoring.options import add_chain_options, chain_params_from
 from tests.prerequisites import guard
 

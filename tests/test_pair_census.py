@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from filters.links import LinkFilterParams
-from relatedpages.corpus.generate import generate_crawl, read_topics
 from relatedpages.bench.pair_census import CONTENT, HUB, SPAM, format_census, kind_of, pair_census
+from relatedpages.corpus.generate import generate_crawl, read_topics
 from relatedpages.scoring.options import add_chain_options, chain_params_from
 from relatedpages.scoring.parameters import SimilarityParams
 from tests.prerequisites import guard
