@@ -34,7 +34,7 @@ from jobs.base import ShippedJob
 from filters.links import LinkFilterParams
 from relatedpages.scoring import cocitation as cc
 from relatedpages.scoring.cocitation import CocitationEvent
-from relatedpages.scoring.similarity import EVIDENCE_DEFAULT, M_DEFAULT
+from relatedpages.scoring.parameters import EVIDENCE_DEFAULT, M_DEFAULT
 
 FILTER_GROUP = "filters"
 COCITATION_GROUP = "cocitation"

@@ -408,7 +408,7 @@ def build(    inputs: Sequence[str],
     jobs plan related 1's keys for that many reducers (:func:`plan_hot_keys`, at the chain's
     options ``chain_options``: the part of ``job_args`` the count job takes too) and the
     chain runs with that many reducers, under the plan."""
-    from relatedpages.store.db import build_database
+    from relatedpages.store.dbbuild import build_database
 
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")

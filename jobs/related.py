@@ -36,6 +36,11 @@ from filters.anchors import AnchorWords
 from filters.links import LinkFilter
 from relatedpages.scoring import similarity as sim
 from relatedpages.scoring.granularity import units
+from relatedpages.scoring.options import add_chain_options, chain_params_from
+from relatedpages.scoring.parameters import TieBreak
+from relatedpages.scoring.similarity import micro, score_from_micro, unmicro
+from relatedpages.scoring.sitefallback import from_site, is_weak, site_chops
+from relatedpages.store import hotkeys, leftovers
 from relatedpages.store.chain import (
     AUX_TAG,
     CITED_TAG,
@@ -45,10 +50,6 @@ from relatedpages.store.chain import (
     encode_cited_value,
     encode_pair_value,
 )
-from relatedpages.scoring.options import add_chain_options, chain_params_from
-from relatedpages.scoring.similarity import micro, score_from_micro, unmicro
-from relatedpages.scoring.sitefallback import from_site, is_weak, site_chops
-from relatedpages.store import hotkeys, leftovers
 from relatedpages.store.keyloads import is_chain_record
 
 FILTER_GROUP = "filters"
@@ -127,7 +128,7 @@ class MRRelatedPages(ShippedJob):
             for key in hotkeys.every_key(page, plan):
                 for _ in range(count):
                     yield key, aux
-        if self.sim_params.tie_break is sim.TieBreak.EVIDENCE or self.sim_params.site_fallback:
+        if self.sim_params.tie_break is TieBreak.EVIDENCE or self.sim_params.site_fallback:
             cited = encode_cited_value(site)
             for linked, count in sim.raw_counts(unit_blocks).items():
                 for key in hotkeys.every_key(linked, plan):

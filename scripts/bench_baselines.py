@@ -20,10 +20,10 @@ Two sections, one per way into a link index (issue 5: every method answers from 
 1. **Import** (unless ``--db`` already holds a link index; ``--rebuild`` forces it): the
    edge list (default ``../shared/data/graphs/cnr-2000/cnr-2000.arcs.tsv.gz``: 325,557
    nodes, 3.2 M links) goes into a link index with
-   :func:`relatedpages.store.linkindex.import_edge_list`, in a child process so that its peak
+   :func:`relatedpages.store.edgelist.import_edge_list`, in a child process so that its peak
    RSS is its own.  Without ``--db`` the index is built in a temporary folder and removed
    at the end; with ``--db`` it is kept there for the next run.
-2. **Load**: :func:`relatedpages.store.linkindex.load_link_graph` in this process: wall time,
+2. **Load**: :func:`relatedpages.store.linkload.load_link_graph` in this process: wall time,
    RSS (``VmRSS`` of ``/proc/self/status``) before and after, the peak RSS of the load
    (``ru_maxrss`` after resetting the process's high-water mark by writing ``5`` to
    ``/proc/self/clear_refs``; where that cannot be done, ``peak_rss_reset`` is false and
@@ -113,7 +113,7 @@ from relatedpages.baselines.hits import hits  # noqa: E402
 from relatedpages.baselines.methods import PAGE_METHODS as METHODS  # noqa: E402
 from relatedpages.baselines.moved import MovedAnswer, moved  # noqa: E402
 from relatedpages.baselines.sfp import sfp  # noqa: E402
-from relatedpages.store.db import LINKS_ALGORITHM, DatabaseError, read_manifest  # noqa: E402
+from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
 from relatedpages.evaluation.moved import (  # noqa: E402
     UPDATED_DEFAULT,
     MoveCase,
@@ -123,9 +123,12 @@ from relatedpages.evaluation.moved import (  # noqa: E402
     simulate_move,
 )
 from relatedpages.evaluation.related import HUB_PATH, WEB_PATHS  # noqa: E402
+from relatedpages.store.db import LINKS_ALGORITHM, DatabaseError  # noqa: E402
+from relatedpages.store.dbopen import read_manifest  # noqa: E402
+from relatedpages.store.edgelist import import_edge_list  # noqa: E402
 from relatedpages.store.linkgraph import LinkGraph  # noqa: E402
-from relatedpages.store.linkindex import build_link_index_from_segments, import_edge_list, load_link_graph  # noqa: E402
-from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
+from relatedpages.store.linkindex import build_link_index_from_segments  # noqa: E402
+from relatedpages.store.linkload import load_link_graph  # noqa: E402
 
 EDGES_DEFAULT = shared_data_dir() / "graphs" / "cnr-2000" / "cnr-2000.arcs.tsv.gz"
 #: The crawl files of a DATA_DIR that make the crawl-built index (as ``relatedpages eval moved``).

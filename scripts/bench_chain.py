@@ -22,7 +22,7 @@ Sort4/Reducer4 (``--step-num=2`` and ``3``); the last reducer writes ``related``
 The sorts are the ones mrjob's local runner does for a ``SORT_VALUES`` job: whole
 lines, byte order (GNU sort holds its whole input in memory when it fits, so Sort's
 peak grows with the input; Hadoop's sort spills to disk instead).  Each task runs
-under a tiny launcher (``relatedpages.evaluation.launcher``) that times it with
+under a tiny launcher (``relatedpages.bench.launcher``) that times it with
 ``time.perf_counter`` and reads its CPU time and peak RSS from ``os.wait4`` (``ru_maxrss``,
 KB on Linux; never below the launcher's ~8 MB).  The first run of the smallest size is checked
 against ``run_job(MRRelatedPages, …)`` (inline runner) before any other run: the
@@ -52,8 +52,8 @@ sys.path.insert(0, str(REPO))
 
 from jobs.pipeline import iter_output, run_job  # noqa: E402
 from jobs.related import MRRelatedPages  # noqa: E402
+from relatedpages.bench.launcher import LAUNCHER  # noqa: E402
 from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
-from relatedpages.evaluation.launcher import LAUNCHER  # noqa: E402
 
 BASE_PAGES_DEFAULT = 5_000
 RUNS_DEFAULT = 3

@@ -4,7 +4,7 @@
     python scripts/bench_query.py [--pages 1000000] [--db DIR] [--rebuild]
                                   [--queries 10000] [--runs 3] [--miss-rate 0.1] [--seed 1]
 
-Builds (streaming, with :func:`relatedpages.store.db.build_database`) a database of synthetic
+Builds (streaming, with :func:`relatedpages.store.dbbuild.build_database`) a database of synthetic
 pages — URLs of realistic shapes (sections, dated slugs, ``?id=`` pages, percent-encoded
 Chinese paths, ``http``/``https``, ``www.``/sub-domains, a dozen TLDs), 15 related
 entries each with 1-3 citing sites of evidence — or reuses the one at ``--db`` when its
@@ -48,13 +48,9 @@ from typing import Any, Iterator
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from relatedpages.store.db import (  # noqa: E402
-    MANIFEST_NAME,
-    DatabaseError,
-    RelatedPagesDB,
-    build_database,
-    read_manifest,
-)
+from relatedpages.store.db import MANIFEST_NAME, DatabaseError, RelatedPagesDB  # noqa: E402
+from relatedpages.store.dbbuild import build_database  # noqa: E402
+from relatedpages.store.dbopen import read_manifest  # noqa: E402
 
 BENCH_TAG = "scripts/bench_query.py"
 RELATED_PER_PAGE = 15

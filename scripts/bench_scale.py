@@ -23,7 +23,7 @@ the reducer count, the job history as JSON, speculative execution off (a spare c
 task only competes for the same two cores here), and with ``--containers`` the number of
 tasks of a job running at once (``mapreduce.job.running.{map,reduce}.limit``).
 
-Each Hadoop job's cost is read from its job history (``relatedpages.evaluation.job_history``):
+Each Hadoop job's cost is read from its job history (``relatedpages.bench.job_history``):
 submit-to-finish time, CPU time of all tasks, map output and shuffle bytes, every task's peak
 memory (its container's process tree: the task JVM and the Python process), and the reducer
 input skew (records of the largest reducer over the mean).  ``client`` is the rest of the
@@ -48,7 +48,7 @@ its first output compared with the inline chain's too.  With ``--hot-keys`` the 
 again with a hot-key plan for ``--reduces`` reducers, counted on the cluster by the two jobs
 ``relatedpages build --hot-keys`` runs (``scripts/key_skew.py --runner hadoop``: a tenth of
 the records), its output checked against the inline chain's, and related 1's reducer skew
-measured beside the skew ``relatedpages.evaluation.key_skew`` predicts.  (The pipeline's segment job reads WARC
+measured beside the skew ``relatedpages.bench.key_skew`` predicts.  (The pipeline's segment job reads WARC
 bytes through ``mapper_raw``, an input manifest that mrjob's Spark harness does not run.)
 
 Prints the Fig. 8 table (time per stage by size, shuffle bytes per page, peak memory per task,
@@ -75,19 +75,17 @@ from typing import Any, Sequence
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
-from relatedpages.corpus.warc_split import split_warc  # noqa: E402
-from relatedpages.evaluation.job_history import (  # noqa: E402
+from relatedpages.bench.chain_cpu import machine  # noqa: E402
+from relatedpages.bench.job_history import (  # noqa: E402
     HistoryError,
     JobFigures,
     TaskFigures,
     read_job_history,
 )
-from relatedpages.evaluation.chain_cpu import machine  # noqa: E402
-from relatedpages.evaluation.launcher import (  # noqa: E402
+from relatedpages.bench.launcher import (  # noqa: E402
     PythonUsage, read_python_reports, write_python_launcher)
-from relatedpages.evaluation.proctree import run_measured  # noqa: E402
-from relatedpages.evaluation.scale import (  # noqa: E402
+from relatedpages.bench.proctree import run_measured  # noqa: E402
+from relatedpages.bench.scale import (  # noqa: E402
     BenchShape,
     PipelineRun,
     SizeSummary,
@@ -97,6 +95,8 @@ from relatedpages.evaluation.scale import (  # noqa: E402
     scale_report,
     summarise,
 )
+from relatedpages.corpus.generate import SEED_DEFAULT, generate_crawl  # noqa: E402
+from relatedpages.corpus.warc_split import split_warc  # noqa: E402
 
 SIZES_DEFAULT = "5000,10000,20000,40000"
 MAPS_DEFAULT = REDUCES_DEFAULT = 64  # the paper's 64 map and 64 reduce pieces
@@ -426,7 +426,7 @@ class _Bench:
         ``relatedpages build --hot-keys`` runs (``scripts/key_skew.py --runner hadoop``: a
         tenth of the records on HDFS), their time and CPU from the job histories, and related
         1's reducer skew predicted without and with the plan (from all the records)."""
-        from relatedpages.evaluation.key_skew import predicted_skew, read_segment_records
+        from relatedpages.bench.key_skew import predicted_skew, read_segment_records
         from relatedpages.store.hotkeys import read_plan
 
         records = list(read_segment_records(self.records(pages)))
@@ -477,7 +477,7 @@ class _Bench:
         """The chain on Spark (mrjob's ``-r spark``: pyspark's local master on this machine's
         cores, ``--reduces`` partitions) on the same records, read as a local file: wall time,
         and the CPU time and largest peak memory of its process tree (spark-submit's JVM, the
-        driver, the Python workers), sampled from /proc (``relatedpages.evaluation.proctree``:
+        driver, the Python workers), sampled from /proc (``relatedpages.bench.proctree``:
         the workers' daemon ignores SIGCHLD, so reaped usage would miss them).  With
         ``check`` (the first size) its output must equal the inline chain's, which the YARN
         run's check computed."""

@@ -39,7 +39,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
-from relatedpages.store.db import RelatedPagesDB, build_database, read_manifest  # noqa: E402
+from relatedpages.store.db import RelatedPagesDB  # noqa: E402
+from relatedpages.store.dbbuild import build_database  # noqa: E402
+from relatedpages.store.dbopen import read_manifest  # noqa: E402
 
 GOAL_RATE, GOAL_P99_MS = 2000.0, 20.0
 

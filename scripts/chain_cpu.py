@@ -7,7 +7,7 @@
 Per size, generates a web (``relatedpages.corpus.generate``, in a scratch folder removed
 afterwards), takes about ``--sample`` of its pages (by URL hash), and runs the chain's first
 step on them as Hadoop Streaming runs it, Mapper1, sort, Reducer1, as plain processes at the
-chain's defaults (``relatedpages.evaluation.chain_cpu``).  Prints the machine, a row per size
+chain's defaults (``relatedpages.bench.chain_cpu``).  Prints the machine, a row per size
 (medians of ``--runs``; Mapper1's start-up, its CPU and memory on the sample's first 100
 pages, apart), and how the CPU per pair grows with the pages: the baseline that cluster
 timings from different machines are read against.  With ``--against``, each run
@@ -29,11 +29,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from relatedpages.bench.chain_cpu import (  # noqa: E402
+    ChainCost, ChainCpuError, chain_costs, format_comparison, format_costs, machine)
+from relatedpages.bench.scale import loglog_slope  # noqa: E402
 from relatedpages.corpus.generate import (  # noqa: E402
     SEED_DEFAULT, generate_crawl, parse_web_sizes)
-from relatedpages.evaluation.chain_cpu import (  # noqa: E402
-    ChainCost, ChainCpuError, chain_costs, format_comparison, format_costs, machine)
-from relatedpages.evaluation.scale import loglog_slope  # noqa: E402
 
 
 def main(argv: Sequence[str] | None = None) -> int:

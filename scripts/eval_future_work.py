@@ -40,7 +40,6 @@ def variants(records: Sequence[Mapping[str, Any]], k: int) -> dict[str, RelatedD
     import dataclasses
 
     from filters.anchors import AnchorWords
-    from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
     from relatedpages.evaluation.future_work import (
         mirror_owners,
         pagerank_weighted,
@@ -48,9 +47,10 @@ def variants(records: Sequence[Mapping[str, Any]], k: int) -> dict[str, RelatedD
         without_mirrors,
     )
     from relatedpages.evaluation.related import with_fallback
-    from relatedpages.scoring.reference import reference_related
+    from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
     from relatedpages.scoring.options import preset_link_params
-    from relatedpages.scoring.similarity import preset_params
+    from relatedpages.scoring.parameters import preset_params
+    from relatedpages.scoring.reference import reference_related
 
     words, link = AnchorWords(), preset_link_params("default")
     params = preset_params("default", m=k)
@@ -69,8 +69,13 @@ def variants(records: Sequence[Mapping[str, Any]], k: int) -> dict[str, RelatedD
 
 
 def hub_rows(data: Path, seed: int, k: int) -> list[tuple[str, list[float]]]:
+    from relatedpages.evaluation.measures import score_related
     from relatedpages.evaluation.related import (
-        MIN_CITING_DEFAULT, GroundTruth, load_split, score_related, select_test_pages)
+        MIN_CITING_DEFAULT,
+        GroundTruth,
+        load_split,
+        select_test_pages,
+    )
 
     loaded = load_split(data, seed=seed)
     records = loaded.index_records

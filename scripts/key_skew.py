@@ -13,7 +13,7 @@ plan that splits the pages that cause it.
 Reads segment records (sampled from a link graph as ``bench_scale.py --graph`` does, made
 from a generated web as ``jobs.segment`` would, or a segment job's output), counts the
 values Mapper1 gives each key, and places the keys as Hadoop's partitioner does
-(``relatedpages.evaluation.key_skew``; it agrees with the MiniCluster's job histories).
+(``relatedpages.bench.key_skew``; it agrees with the MiniCluster's job histories).
 Per number of reducers it prints the skew (largest reducer's input over the mean), its
 floor (the hottest key over the mean: no partitioner goes under it), and the skew with a
 hot-key plan (``relatedpages.store.hotkeys``) made from a ``--sample`` of the records.
@@ -39,7 +39,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from relatedpages.evaluation.key_skew import (  # noqa: E402
+from relatedpages.bench.key_skew import (  # noqa: E402
     Foldable, combiner_fold, format_skew, hottest, key_loads, page_loads, reducer_skew)
 from relatedpages.scoring.options import add_chain_options, chain_params_from  # noqa: E402
 from relatedpages.store.hotkeys import (  # noqa: E402
@@ -229,13 +229,13 @@ def _records(args: argparse.Namespace, scratch: Path) -> Iterator[dict[str, Any]
         graph = tile(read_successors(args.graph), args.pages)
         yield from graph_records(graph, sample_sources(graph, args.pages, args.seed))
     elif args.web is not None:
+        from relatedpages.bench.key_skew import segment_crawl
         from relatedpages.corpus.generate import generate_crawl
-        from relatedpages.evaluation.key_skew import segment_crawl
 
         crawl = generate_crawl(scratch / "web.warc.gz", pages=args.web, seed=args.seed)
         yield from segment_crawl(crawl.path)
     else:
-        from relatedpages.evaluation.key_skew import read_segment_records
+        from relatedpages.bench.key_skew import read_segment_records
 
         for path in args.records:
             yield from read_segment_records(Path(path))

@@ -7,7 +7,7 @@ Per size, generates a web (``relatedpages.corpus.generate``, in a scratch folder
 afterwards) and counts, page by page as ``jobs.segment`` and Mapper1 read it, the related
 pairs each kind of page emits (content, hub, link farm: the web's topic sidecar) and the
 distinct pairs among them, which Reducer1 aggregates and Reducer2 ranks
-(``relatedpages.evaluation.pair_census``).  The chain's options (``--large-block``,
+(``relatedpages.bench.pair_census``).  The chain's options (``--large-block``,
 ``--window``, …) change what is counted as they would change the chain; without them,
 its defaults.  Prints a table per size and the growth of each count between sizes.
 """
@@ -24,10 +24,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from relatedpages.bench.pair_census import (  # noqa: E402
+    CONTENT, HUB, SPAM, Census, format_census, pair_census)
 from relatedpages.corpus.generate import (  # noqa: E402
     SEED_DEFAULT, generate_crawl, parse_web_sizes, read_topics)
-from relatedpages.evaluation.pair_census import (  # noqa: E402
-    CONTENT, HUB, SPAM, Census, format_census, pair_census)
 from relatedpages.scoring.options import add_chain_options, chain_params_from  # noqa: E402
 
 

@@ -8,7 +8,7 @@
 Reads each ``scale.json`` that ``scripts/bench_scale.py`` wrote, takes its largest size (or
 ``--size``), divides its medians by its pages (task CPU, the Python processes' share,
 shuffle, HDFS output, database), and prints the plan's tables
-(``relatedpages.evaluation.projection``): the figures per page, the CPU-hours and
+(``relatedpages.bench.projection``): the figures per page, the CPU-hours and
 node-hours a crawl of ``--pages`` pages takes on nodes of ``--node-vcpus`` vCPUs
 ``--busy`` with task work, its storage, and the database's partitions.  ``--cpu-ms`` adds
 a compute row for a figure measured some other way (e.g. an inline build's CPU a page on
@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from relatedpages.evaluation.projection import (  # noqa: E402
+from relatedpages.bench.projection import (  # noqa: E402
     Assumptions, ProjectionError, format_projection, load_sizes, per_page, pick_size)
 
 DEFAULTS = Assumptions()

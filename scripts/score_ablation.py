@@ -2,7 +2,7 @@
 
     python scripts/score_ablation.py [--seed 1] [DATA]
 
-The default preset's score (``relatedpages.scoring.similarity.ScoreForm.EVIDENCE``) is the
+The default preset's score (``relatedpages.scoring.parameters.ScoreForm.EVIDENCE``) is the
 citing sites plus their mean DS_d, ln(1 + the related page's popularity) and 0.1 ln(1 + in_p2),
 with DS_d from the log proximity (``Proximity.LOG``).  This script scores the product row of
 ``relatedpages eval related`` (the default preset, co-citation filling the lists) with one term
@@ -27,15 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from filters.anchors import AnchorWords  # noqa: E402
 from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
 from relatedpages.evaluation.hubs import GroundTruth, select_test_pages  # noqa: E402
-from relatedpages.evaluation.related import (  # noqa: E402
-    MIN_CITING_DEFAULT,
-    load_split,
-    score_related,
-    with_fallback,
-)
+from relatedpages.evaluation.measures import score_related  # noqa: E402
+from relatedpages.evaluation.related import MIN_CITING_DEFAULT, load_split, with_fallback  # noqa: E402
 from relatedpages.scoring import similarity as sim  # noqa: E402
 from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation  # noqa: E402
 from relatedpages.scoring.options import preset_link_params  # noqa: E402
+from relatedpages.scoring.parameters import preset_params  # noqa: E402
 from relatedpages.scoring.reference import reference_related  # noqa: E402
 
 K = 15
@@ -113,7 +110,7 @@ def main() -> int:
         started = time.monotonic()
         with constants(values):
             product = reference_related(loaded.index_records, preset_link_params("default"),
-                                        sim.preset_params("default", m=K, **overrides),
+                                        preset_params("default", m=K, **overrides),
                                         AnchorWords())
         related = with_fallback(product, fallback, K)
         scores = score_related(related, tests, truth, K)

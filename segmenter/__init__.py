@@ -12,7 +12,8 @@ from typing import Any
 
 from filters.urls import normalise_url
 from segmenter.adjust import MIN_BLOCK_LINKS, AdjustParams, adjust, blocks_of
-from segmenter.scan import Link, Outline, Section, paused_gc, scan_html
+from segmenter.scan import paused_gc, scan_html
+from segmenter.sections import Link, Outline, Section
 
 __all__ = [
     "AdjustParams",

@@ -21,7 +21,7 @@ from segmenter.adjust import (
     merge_rule,
     section_type,
 )
-from segmenter.scan import Section
+from segmenter.sections import Section
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1

@@ -44,7 +44,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from segmenter.scan import Group, Link, Outline, Section
+from segmenter.sections import Group, Link, Outline, Section
 
 # T1, the anchor-word ratio above which a section is a *link* section, is not given by the
 # paper.  Chosen on the development half (by site, seed 1) of the public human-annotated
@@ -277,7 +277,7 @@ def _list_places(sections: Sequence[Section], params: AdjustParams, outline: Out
     if params.rules != "lists" or not any(n >= 2 for n in counted.values()):
         return frozenset(), []  # (no group of two items: none to join)
     # the groups form a tree (each lies in one item of the group around it); the tree kept
-    # is of the groups that count - tables, and groups of two items or more (scan.Outline)
+    # is of the groups that count - tables, and groups of two items or more (sections.Outline)
     # - as a group of one item, not a table, only passes its sections on to the group
     # around it.  A section's words and links are added at the innermost group that counts
     # around it, and summed up the tree after.

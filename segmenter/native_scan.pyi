@@ -2,7 +2,7 @@
 compiler are there)."""
 from typing import Callable
 
-from segmenter.scan import Resolver, ScanResult
+from segmenter.sections import Resolver, ScanResult
 from segmenter.style import Declarations, SimpleSelector
 
 SOURCE_SHA256: str

@@ -1,9 +1,9 @@
 # cython: language_level=3, cdivision=True
 """The scanning stage compiled: ``segmenter.scan``'s scan on libxml2's SAX events, in C.
 
-Same sections as ``segmenter.scan._SectionScanner`` (the pure-Python scan, and the fallback
-when this extension is not built), computed without a Python call per parser event: this
-module runs libxml2's HTML parser (the copy lxml runs) with C callbacks set up as lxml sets
+Same sections as ``segmenter.scanner._SectionScanner`` (the pure-Python scan, and the
+fallback when this extension is not built), computed without a Python call per parser event:
+this module runs libxml2's HTML parser (the copy lxml runs) with C callbacks set up as lxml sets
 up a parser target, so they receive the events that scanner receives (start, text, end),
 and feeds them through the same state machine.  No tree is built.  Python objects are made
 only for what a section keeps: non-space text, links, labels, styles.  Style resolution,
@@ -32,10 +32,11 @@ from functools import lru_cache
 
 from lxml import etree
 
-from segmenter.scan import (
+from segmenter.scanner import _INHERIT, _SectionScanner, _Style
+from segmenter.sections import (
     BOLD_TAGS, CARD_TAGS, CONTENT_TAGS, HEADINGS, ITEM_TAGS, LIST_TAGS, PARTITIONING_TAGS,
     SECTION_END_TAGS, SECTIONING_TAGS, SKIPPED_TAGS, Link, Outline, ScanResult, Section,
-    _INHERIT, _label, _SectionScanner, _Style,
+    _label,
 )
 from filters.urls import DEFAULT_INDEX_NAMES, normalise_url
 from segmenter.style import (
@@ -106,7 +107,7 @@ LXML_VERSION = cetree.LXML_VERSION_STRING.decode("ascii")
 if LXML_VERSION != etree.__version__:
     raise ImportError(f"compiled against lxml {LXML_VERSION}, running {etree.__version__}")
 
-# Tag flags, one bit per tag set of segmenter.scan.
+# Tag flags, one bit per tag set of segmenter.sections.
 cdef enum:
     _SKIPPED = 1
     _PARTITIONING = 2
@@ -147,7 +148,7 @@ cdef inline bint _is_cjk(Py_UCS4 c) noexcept:
 
 
 # Per ASCII character: 1 a space (str.isspace), 2 a word character (alphanumeric, not "_"),
-# 0 anything else: the classes segmenter.scan's str.split() and word regex see.
+# 0 anything else: the classes segmenter.sections' str.split() and word regex see.
 cdef unsigned char _ASCII_CLASS[128]
 for _code in range(128):
     _ASCII_CLASS[_code] = (1 if Py_UNICODE_ISSPACE(_code)
@@ -185,7 +186,7 @@ cdef inline Py_UCS4 _next_code_point(const unsigned char* text, Py_ssize_t lengt
 
 cdef void _count(const unsigned char* text, Py_ssize_t length, bint* in_word,
                  Py_ssize_t* nonspace, Py_ssize_t* words, Py_ssize_t* cjk) noexcept:
-    """Count UTF-8 text as segmenter.scan does its str: characters that are not spaces
+    """Count UTF-8 text as segmenter.sections does its str: characters that are not spaces
     (``len("".join(text.split()))``), word-character runs other than ``_`` and CJK (the
     regex ``[^\\W_<CJK>]+``, a run carried on from the text before through ``in_word``)
     and CJK characters.  Adds to the counts."""
@@ -226,7 +227,7 @@ cdef void _count(const unsigned char* text, Py_ssize_t length, bint* in_word,
 
 
 def count_words(str text):
-    """``segmenter.scan.count_words`` in C, on the text's UTF-8 bytes (as the walk counts
+    """``segmenter.sections.count_words`` in C, on the text's UTF-8 bytes (as the walk counts
     libxml2's text nodes): word runs plus one word per two CJK characters."""
     data = text.encode("utf-8", "surrogatepass")
     cdef bint in_word = False
@@ -512,7 +513,7 @@ cdef inline bint _style_attribute(const char* name) noexcept:
 
 
 cdef class _Builder:
-    """``segmenter.scan._SectionBuilder`` with C counters."""
+    """``segmenter.scanner._SectionBuilder`` with C counters."""
 
     cdef public object label
     cdef public Py_ssize_t heading
@@ -579,7 +580,7 @@ def _minus_count(item):
 
 
 cdef class _Walker:
-    """The event state machine of ``segmenter.scan._SectionScanner``, driven by SAX events.
+    """The event state machine of ``segmenter.scanner._SectionScanner``, driven by SAX events.
 
     The stacks are C arrays of borrowed references: tag names from the module's table (kept
     for the process), styles from the scanner's ``_styles_by_key`` (kept for the page), and
@@ -605,7 +606,7 @@ cdef class _Walker:
     # Section.nested: len(labels) when the last section was built, the lowest since then
     cdef Py_ssize_t built_depth, lowest_depth
     cdef Py_ssize_t skip_depth, link_depth, headings, heading
-    # repeated siblings (segmenter.scan's _elements, _numbers, _lists, _list_depths, and the
+    # repeated siblings (segmenter.scanner's _elements, _numbers, _lists, _list_depths, and the
     # outline's _items); a group's depth is self.depth after its start
     cdef Py_ssize_t elements
     cdef Py_ssize_t number_stack[_DEPTH_LIMIT]
@@ -623,7 +624,7 @@ cdef class _Walker:
     cdef bint class_rules, id_rules
     cdef bint fast_links  # links resolved by normalise_url: its canonical fast path in C
     cdef _Builder current
-    # the text buffered since the last start or end: segmenter.scan's _text, counted
+    # the text buffered since the last start or end: segmenter.scanner's _text, counted
     cdef bint text_any, in_word
     cdef Py_ssize_t text_nonspace, text_words, text_cjk
 
@@ -796,7 +797,7 @@ cdef class _Walker:
         return 0
 
     cdef int open_group(self, Py_ssize_t depth, int flags, const tree.xmlChar** atts) except -1:
-        """segmenter.scan's list, item and card bookkeeping at an element's start."""
+        """segmenter.scanner's list, item and card bookkeeping at an element's start."""
         cdef Py_ssize_t number = self.elements
         cdef tuple lists = self.open_lists
         cdef const char* value
@@ -824,7 +825,7 @@ cdef class _Walker:
         return 0
 
     cdef object label_at(self, Py_ssize_t position):
-        """(tag, segmenter.scan._label's string) of the open element at ``position``, from
+        """(tag, segmenter.sections._label's string) of the open element at ``position``, from
         its kept id and class."""
         tag = <object>self.tag_stack[position]
         key = (tag, self.saved_value(position, "id"), self.saved_value(position, "class"))
@@ -875,7 +876,7 @@ cdef class _Walker:
         return 0
 
     cdef int data(self, const char* text, Py_ssize_t length) except -1:
-        """Text: counted as segmenter.scan's ``data`` would buffer it and ``_flush_text``
+        """Text: counted as segmenter.scanner's ``data`` would buffer it and ``_flush_text``
         count the buffer (leading whitespace dropped, words running on across pieces)."""
         if length <= 0:
             return 0
@@ -887,7 +888,7 @@ cdef class _Walker:
         cdef bint in_word = self.in_word
         _count(<const unsigned char*>text, length, &in_word, &nonspace, &words, &cjk)
         if not self.text_any and not nonspace:
-            return 0  # leading whitespace: it can change no count (segmenter.scan's data)
+            return 0  # leading whitespace: it can change no count (segmenter.scanner's data)
         self.text_any = True
         self.in_word = in_word
         self.text_nonspace += nonspace
@@ -1053,7 +1054,7 @@ cdef class _Walker:
         if current.chars or current.link_count:
             if type(current.label) is int:
                 current.label = self.label_at(current.label)
-            depth = len(self.labels)  # segmenter.scan's _flush_section
+            depth = len(self.labels)  # segmenter.scanner's _flush_section
             self.sections.append(current.build(
                 not (self.lowest_depth < self.built_depth and depth > self.lowest_depth)))
             self.built_depth = self.lowest_depth = depth

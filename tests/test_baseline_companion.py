@@ -12,21 +12,24 @@ from hypothesis import strategies as st
 
 from relatedpages.baselines import NoAnswer
 from relatedpages.baselines import companion as module
+from relatedpages.baselines import stoplist as stoplist_module
 from relatedpages.baselines.companion import (
-    STOPLIST_PATH_DEFAULT,
     CompanionParams,
-    Stoplist,
     bharat_henzinger_weights,
-    builtin_stoplist,
     companion,
     companion_run,
     forward_nodes,
     near_duplicate_groups,
-    query_stops,
     sample_parents,
     sibling_windows,
     vicinity_graph,
     weighted_hits,
+)
+from relatedpages.baselines.stoplist import (
+    STOPLIST_PATH_DEFAULT,
+    Stoplist,
+    builtin_stoplist,
+    query_stops,
 )
 from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
@@ -343,8 +346,9 @@ def test_stoplist_rejects_bad_entries():
         Stoplist(("",))
 
 
-def test_doctests():
-    assert doctest.testmod(module).failed == 0
+@pytest.mark.parametrize("doctested", [module, stoplist_module], ids=lambda doctested: doctested.__name__)
+def test_doctests(doctested):
+    assert doctest.testmod(doctested).failed == 0
 
 
 def test_shipped_stoplist_matches_builtin_copy():

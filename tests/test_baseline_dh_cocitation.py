@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from relatedpages.baselines import NoAnswer
 from relatedpages.baselines import dh_cocitation as module
-from relatedpages.baselines.companion import Stoplist
 from relatedpages.baselines.dh_cocitation import (
     CocitationDegree,
     DHCocitationParams,
@@ -18,6 +17,7 @@ from relatedpages.baselines.dh_cocitation import (
     dh_cocitation,
     dh_cocitation_run,
 )
+from relatedpages.baselines.stoplist import Stoplist
 from relatedpages.store.linkgraph import KeyKind, LinkGraph
 
 

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from relatedpages.evaluation.job_history import (
+from relatedpages.bench.job_history import (
     HistoryError,
     JobFigures,
     TaskFigures,
     read_job_history,
     stage_of,
 )
-from relatedpages.evaluation.scale import (
+from relatedpages.bench.scale import (
     CLIENT,
     TOTAL,
     BenchShape,
@@ -499,7 +499,7 @@ def test_bad_sizes_are_a_usage_error():
 def test_the_python_launcher_reports_the_task_s_own_peak_memory_and_cpu(tmp_path):
     """What bench_scale measures of a task's Python processes: their peak RSS and CPU time
     under the attempt's id, with the task's stdin, stdout and exit status passed through."""
-    from relatedpages.evaluation.launcher import read_python_reports, write_python_launcher
+    from relatedpages.bench.launcher import read_python_reports, write_python_launcher
 
     reports = tmp_path / "reports"
     launcher = write_python_launcher(tmp_path, reports)

@@ -1,4 +1,4 @@
-"""Related 1's Python CPU per pair (relatedpages/evaluation/chain_cpu.py, scripts/chain_cpu.py):
+"""Related 1's Python CPU per pair (relatedpages/bench/chain_cpu.py, scripts/chain_cpu.py):
 the step it times is the chain's own (its pair count is the chain's), a failing task says so,
 and the command prints its table."""
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from relatedpages.corpus.generate import generate_crawl, read_topics
-from relatedpages.evaluation.chain_cpu import (
+from relatedpages.bench.chain_cpu import (
     ChainCpuError, chain_costs, in_sample, run_task, task_environment, write_sample)
-from relatedpages.evaluation.pair_census import page_records, pair_census
+from relatedpages.bench.pair_census import page_records, pair_census
+from relatedpages.corpus.generate import generate_crawl, read_topics
 from relatedpages.scoring.options import add_chain_options, chain_params_from
 from tests.prerequisites import guard
 

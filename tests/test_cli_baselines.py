@@ -161,7 +161,7 @@ def test_walks_answer_from_the_cli_as_the_library(id_index: Path, algorithm: str
     # the walks' values are checked against networkx in tests/test_baseline_walks.py
     from relatedpages.baselines.methods import PAGE_METHODS
     from relatedpages.baselines.walks import WalkParams
-    from relatedpages.store.linkindex import load_link_graph
+    from relatedpages.store.linkload import load_link_graph
 
     status, out, _ = run(capsys, "query", "--links", str(id_index), "--algorithm", algorithm,
                          "--json", "--restart", "0.3", "--direction", "out", "1")
@@ -181,7 +181,7 @@ def test_walks_answer_from_the_cli_as_the_library(id_index: Path, algorithm: str
 
 def test_flags_reach_the_parameters(id_index: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from relatedpages.baselines.lli import LLIParams, lli
-    from relatedpages.store.linkindex import load_link_graph
+    from relatedpages.store.linkload import load_link_graph
 
     def top(*flags: str) -> list[tuple[str, float]]:
         status, out, _ = run(capsys, "query", "--links", str(id_index), "--json", *flags, "2")
@@ -291,7 +291,7 @@ def test_the_installed_command_line(id_index: Path) -> None:
 def test_linkgraph_build_from_a_crawl_then_query(shared_data: Any, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     from relatedpages.baselines.dh_cocitation import dh_cocitation
-    from relatedpages.store.linkindex import load_link_graph
+    from relatedpages.store.linkload import load_link_graph
 
     warc = shared_data("web/aeb-pages.warc.gz")
     status, out, err = run(capsys, "linkgraph", "build", str(warc), "--db", str(tmp_path / "links"),

@@ -30,11 +30,11 @@ from relatedpages.store.db import (
     Related,
     RelatedPagesDB,
     Verify,
-    build_database,
     partition_name,
     partition_of,
-    read_manifest,
 )
+from relatedpages.store.dbbuild import build_database
+from relatedpages.store.dbopen import read_manifest
 from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
@@ -467,7 +467,7 @@ def test_manifest_not_json(built: Path) -> None:
 def replace_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Both ways of putting a new database in place: renameat2 exchange, or the fallback."""
     if request.param == "exchange":
-        if db_module._renameat2() is None:
+        if dbbuild._renameat2() is None:
             pytest.skip("no renameat2 here")
     else:
         monkeypatch.setattr(dbbuild, "_exchange", lambda first, second: False)  # where the build calls it
@@ -540,7 +540,7 @@ def test_build_into_an_empty_folder_or_over_a_broken_database(tmp_path: Path) ->
 
 def test_readers_opening_during_rebuilds_always_find_a_whole_database(tmp_path: Path) -> None:
     """With the atomic exchange there is no instant without a database at the path."""
-    if db_module._renameat2() is None:
+    if dbbuild._renameat2() is None:
         pytest.skip("no renameat2 here")
     path = tmp_path / "db"
     generations = [[(f"http://g.example/{i}", related_list(gen)) for i in range(60)] for gen in range(6)]

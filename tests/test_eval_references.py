@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from relatedpages.evaluation.measures import score_related
 from relatedpages.evaluation.naive import NAIVE_STRONG, naive_heading_related, naive_section_related
 from relatedpages.evaluation.related import (
     BLOCK,
@@ -15,7 +16,6 @@ from relatedpages.evaluation.related import (
     HubList,
     HubSection,
     evaluate_index,
-    score_related,
 )
 from relatedpages.evaluation.related_report import (
     evaluation_as_json,
@@ -125,7 +125,7 @@ def test_the_goal_line_needs_5_percent_over_naive_and_a_lead_over_the_cosine():
 
 
 def _Scores(p: float, r: float):
-    from relatedpages.evaluation.related import Scores
+    from relatedpages.evaluation.measures import Scores
 
     return Scores(test_pages=1, covered=1, results=1, tied=0, p_section=p, p_list=p,
                   p_section_all=p, p_list_all=p, rscore=(r, r, r))

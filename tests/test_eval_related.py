@@ -15,11 +15,9 @@ import pytest
 from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams
 from relatedpages import cli
-from relatedpages.evaluation.naive import NAIVE_STRONG
-from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
-from relatedpages.store.linkgraph import HostRule
-from relatedpages.evaluation.related_report import evaluation_as_json, format_report
 from relatedpages.evaluation.forked import can_fork
+from relatedpages.evaluation.measures import score_algorithms, score_related
+from relatedpages.evaluation.naive import NAIVE_STRONG
 from relatedpages.evaluation.related import (
     BASELINES,
     BLOCK,
@@ -43,8 +41,6 @@ from relatedpages.evaluation.related import (
     parse_baselines,
     run_baseline,
     run_baselines,
-    score_algorithms,
-    score_related,
     select_test_pages,
     split_lists,
     DEV_HOLDOUT,
@@ -52,8 +48,11 @@ from relatedpages.evaluation.related import (
     TEST_SEEDS,
     Split,
 )
+from relatedpages.evaluation.related_report import evaluation_as_json, format_report
+from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
+from relatedpages.scoring.parameters import SimilarityParams
 from relatedpages.scoring.reference import reference_related
-from relatedpages.scoring.similarity import SimilarityParams
+from relatedpages.store.linkgraph import HostRule
 
 # -- hub lists -------------------------------------------------------------------------
 

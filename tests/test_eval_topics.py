@@ -48,12 +48,12 @@ def test_defaults_beat_the_floor_on_a_web_no_choice_was_made_on(small_web: Path)
 def test_site_fallback_answers_files_and_landing_pages_from_their_site(small_web: Path) -> None:
     """The pages the site fallback answers on a generated web are its files and its ad
     landing pages, each from a page of its own site, and they are right by topic."""
-    from filters.site import site_of
     from filters.anchors import AnchorWords
+    from filters.site import site_of
     from relatedpages.evaluation.topics import load_topic_web
     from relatedpages.scoring.options import preset_link_params
+    from relatedpages.scoring.parameters import preset_params
     from relatedpages.scoring.reference import reference_related
-    from relatedpages.scoring.similarity import preset_params
 
     web = load_topic_web(small_web)
     related = reference_related(web.records, preset_link_params("default"),

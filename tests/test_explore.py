@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from relatedpages.store.db import build_database
+from relatedpages.store.dbbuild import build_database
 from tests.prerequisites import guard
 from tests.web import chromium, free_port, wait_until
 

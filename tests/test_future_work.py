@@ -33,9 +33,9 @@ def _corpus() -> list[dict[str, object]]:
 
 def test_a_mirrored_block_cites_from_one_site_only():
     from filters.anchors import AnchorWords
-    from relatedpages.scoring.reference import reference_related
     from relatedpages.scoring.options import preset_link_params
-    from relatedpages.scoring.similarity import preset_params
+    from relatedpages.scoring.parameters import preset_params
+    from relatedpages.scoring.reference import reference_related
 
     records = _corpus()
     owners = mirror_owners(records)

@@ -43,8 +43,8 @@ from relatedpages.corpus.generate import (
     topics_path_for,
 )
 from relatedpages.corpus.ingest import Page, Skip, read_pages
+from relatedpages.scoring.parameters import SimilarityParams
 from relatedpages.scoring.reference import reference_related
-from relatedpages.scoring.similarity import SimilarityParams
 from segmenter import blocks_as_json, segment_bytes
 
 #: The quality gate's crawl and its pinned floors (measured: precision 1.000 on seeds 1

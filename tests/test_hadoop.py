@@ -183,9 +183,9 @@ def test_related_on_hadoop_matches_inline(hadoop_home, segments, tmp_path):
 def test_hadoop_places_keys_as_key_skew_predicts_and_a_hot_key_plan_changes_nothing(
         hadoop_home, segments, tmp_path):
     # the chain with a hot-key plan, 7 reducers: each output key is in the part file of the
-    # reducer relatedpages.evaluation.key_skew.partition gives it (Hadoop's own
+    # reducer relatedpages.bench.key_skew.partition gives it (Hadoop's own
     # KeyFieldBasedPartitioner placed it), and the output equals the plain inline chain's
-    from relatedpages.evaluation.key_skew import (
+    from relatedpages.bench.key_skew import (
         default_chain_params, key_loads, read_segment_records)
     from relatedpages.store.hotkeys import partition, plan_keys, write_plan
 

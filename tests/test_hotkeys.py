@@ -19,10 +19,10 @@ from jobrun import run_job, write_segments
 from jobs.hot_key_bins import MRHotKeyBins
 from jobs.related import MRRelatedPages
 from jobs.segment import MRSegment
-from relatedpages.evaluation.key_skew import (
+from relatedpages.bench.key_skew import (
     default_chain_params, key_loads, plan_and_predict, read_segment_records, reducer_skew)
 from relatedpages.scoring.options import preset_link_params
-from relatedpages.scoring.similarity import preset_params
+from relatedpages.scoring.parameters import preset_params
 from relatedpages.store.hotkeys import (
     PlanError, every_key, pair_key, partition, plan_keys, read_plan, write_plan)
 from tests.prerequisites import guard
@@ -374,7 +374,7 @@ def _record(url: str, site: str) -> dict:
 def test_a_combiner_would_fold_a_task_s_auxiliary_values_and_a_site_s_cited_values(hub_records):
     """combiner_fold by hand: each record gives p and q an auxiliary value, a cited value
     (the default preset's site fallback needs popularity) and a pair value: 12 values."""
-    from relatedpages.evaluation.key_skew import combiner_fold
+    from relatedpages.bench.key_skew import combiner_fold
 
     link, params = default_chain_params()
     a1, a2, b1 = _record("http://a.com/1", "a.com"), _record("http://a.com/2", "a.com"), _record("http://b.com/1", "b.com")

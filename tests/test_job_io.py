@@ -18,8 +18,8 @@ from mrjob.protocol import StandardJSONProtocol
 
 from jobs.base import ChainJSONProtocol, LenientJSONProtocol
 from jobs.related import MRRelatedPages
+from relatedpages.bench.pair_census import page_records
 from relatedpages.corpus.generate import generate_crawl
-from relatedpages.evaluation.pair_census import page_records
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -15,8 +15,8 @@ from relatedpages.store.linkindex import (
     build_link_index,
     build_link_index_from_segments,
     link_records_from_segments,
-    load_link_graph,
 )
+from relatedpages.store.linkload import load_link_graph
 
 
 def page(url: str, *blocks: list[tuple[str, str]]) -> dict[str, Any]:

@@ -14,9 +14,10 @@ from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams
 from jobrun import run_job, write_segments
 from jobs.related import MRRelatedPages
-from relatedpages.scoring.reference import reference_related
 from relatedpages.scoring.options import preset_link_params
-from relatedpages.scoring.similarity import SimilarityParams, log_proximity, preset_params
+from relatedpages.scoring.parameters import SimilarityParams, preset_params
+from relatedpages.scoring.reference import reference_related
+from relatedpages.scoring.similarity import log_proximity
 
 
 

@@ -1,8 +1,11 @@
-"""The house (issue 13, item 7): ``relatedpages/`` is grouped by kind, and no import runs
-from a lower group back up; the CLI reports an unexpected error in one line."""
+"""The house (issue 13, item 7; issue 46, item 4): ``relatedpages/`` is grouped by kind, no
+import runs from a lower group back up, no module imports itself through others, each
+names its one job; the CLI reports an unexpected error in one line."""
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,12 @@ from relatedpages import cli
 PACKAGE = Path(__file__).resolve().parent.parent / "relatedpages"
 
 #: Lower groups first: a module may import its own group and the groups before it.
-LAYERS = ("corpus", "scoring", "store", "baselines", "evaluation", "serve", "study", "commands")
+#: ``bench`` (what the runs cost) reads only ``corpus``, ``scoring`` and ``store``; it sits
+#: beside ``evaluation`` (how well it works), just before it, and neither imports the other.
+LAYERS = ("corpus", "scoring", "store", "baselines", "bench", "evaluation", "serve", "study",
+          "commands")
+#: Groups side by side in LAYERS: the later one does not import the earlier either.
+BESIDE = {"evaluation": frozenset({"bench"})}
 
 
 def _imported_groups(path: Path) -> set[str]:
@@ -36,12 +44,169 @@ def test_every_module_lives_in_a_group() -> None:
 
 @pytest.mark.parametrize("group", LAYERS)
 def test_no_import_runs_back_up(group: str) -> None:
-    allowed = set(LAYERS[: LAYERS.index(group) + 1])
+    allowed = set(LAYERS[: LAYERS.index(group) + 1]) - BESIDE.get(group, frozenset())
     for path in sorted((PACKAGE / group).glob("*.py")):
         upward = _imported_groups(path) - allowed
         assert not upward, f"{path.relative_to(PACKAGE)} imports {sorted(upward)} from a higher group"
         assert '"""' in path.read_text(encoding="utf-8").split("\n", 1)[0], \
             f"{path.name}: starts with a docstring naming its one job"
+
+
+# -- the shape of every module (issue 46, item 4) ----------------------------------------
+
+REPO = PACKAGE.parent
+#: The project's code: its modules, their imports and their lengths are checked.
+SOURCE_DIRS = ("relatedpages", "jobs", "segmenter", "filters")
+_SOURCE_SUFFIXES = (".py", ".pyx", ".pxd", ".pyi")
+# A .pyx's (c)imports: ``from X (c)import a, b`` (names in parentheses may span lines) and
+# ``(c)import X, Y as Z``.
+_PYX_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+c?import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_PYX_IMPORT = re.compile(r"^[ \t]*c?import[ \t]+([^\n#]*)", re.M)
+
+
+def source_files(root: Path = REPO, dirs: Iterable[str] = SOURCE_DIRS) -> list[Path]:
+    """The modules of ``dirs`` under ``root``: Python, Cython (.pyx, .pxd) and stubs."""
+    return sorted(path for folder in dirs for path in (root / folder).rglob("*")
+                  if path.suffix in _SOURCE_SUFFIXES and "__pycache__" not in path.parts)
+
+
+def module_name(path: Path, root: Path = REPO) -> str:
+    """``segmenter/scan.py`` → ``segmenter.scan``; a package's ``__init__`` is the package."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, root: Path = REPO) -> list[tuple[str, list[str]]]:
+    """Every import of a module, wherever it is (module level, inside a function, under
+    ``TYPE_CHECKING``): ``(module, names)`` per ``from module import names`` (``names``
+    empty for ``import module``), relative imports resolved.  A .pyx (or .pxd) is read line
+    by line: its ``cimport`` lines too."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix in (".pyx", ".pxd"):
+        found: list[tuple[str, list[str]]] = []
+        for match in _PYX_FROM.finditer(text):
+            names = match.group(2).split("#")[0] if "(" not in match.group(2) else \
+                re.sub(r"#[^\n]*", "", match.group(2))
+            found.append((match.group(1), [name.split()[0] for name in names.strip("() \t").split(",")
+                                           if name.strip()]))
+        for match in _PYX_IMPORT.finditer(text):
+            found += [(name.split()[0], []) for name in match.group(1).split(",") if name.strip()]
+        return found
+    package = module_name(path, root).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            found.append((base, [alias.name for alias in node.names]))
+    return found
+
+
+def import_graph(root: Path = REPO, dirs: Iterable[str] = SOURCE_DIRS) -> dict[str, set[str]]:
+    """Module → the project's modules it imports.  ``from package import module`` is an
+    edge to the module, ``from module import name`` to the module; a package a module is in
+    is not an edge of its own (Python imports it first, whoever imports the module)."""
+    paths = source_files(root, dirs)
+    modules = {module_name(path, root) for path in paths}
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for path in paths:
+        name = module_name(path, root)
+        for module, names in imported_modules(path, root):
+            targets = [f"{module}.{item}" for item in names if f"{module}.{item}" in modules]
+            if len(targets) < len(names) or not names:
+                targets.append(module)
+            for target in targets:
+                while target and target not in modules:  # import a.b.c: the project's a.b
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def import_cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """One cycle through each group of modules that import each other (a strongly
+    connected component), named from its first module: ``[a, b, a]``."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    components: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    cycles = []
+    for component in components:
+        start = min(component)
+        paths = {start: [start]}
+        queue = [start]
+        while queue:  # breadth first: the shortest way round
+            node = queue.pop(0)
+            for target in sorted(graph[node]):
+                if target == start:
+                    queue = []
+                    cycles.append(paths[node] + [start])
+                    break
+                if target in component and target not in paths:
+                    paths[target] = paths[node] + [target]
+                    queue.append(target)
+    return sorted(cycles)
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    cycles = import_cycles(import_graph())
+    assert not cycles, "import circles: " + "; ".join(" -> ".join(cycle) for cycle in cycles)
+
+
+@pytest.mark.parametrize("path", [path for path in source_files() if path.suffix != ".pyi"],
+                         ids=lambda path: str(path.relative_to(REPO)))
+def test_every_module_starts_with_a_docstring_naming_its_job(path: Path) -> None:
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines()
+             if not line.startswith("# cython:")]  # Cython's directives come first
+    assert not lines or lines[0].startswith('"""'), \
+        f"{path.relative_to(REPO)}: starts with a docstring naming its one job"
+
+
+def test_the_import_graph_sees_every_import(tmp_path: Path) -> None:
+    """Lazy imports, imports under TYPE_CHECKING, relative imports and a .pyx's cimports
+    are edges, and a circle is named."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from pkg.b import g\n")
+    (package / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                  "    from . import c\ng = 1\n")
+    (package / "c.pyx").write_text("# cython: language_level=3\ncimport pkg.d as d\n"
+                                   "from pkg.e import (\n    x,  # x\n    y,\n)\n")
+    (package / "d.pxd").write_text("")
+    (package / "e.py").write_text("import pkg.a\nx = y = 0\n")
+    graph = import_graph(tmp_path, ["pkg"])
+    assert graph == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.c"},
+                     "pkg.c": {"pkg.d", "pkg.e"}, "pkg.d": set(), "pkg.e": {"pkg.a"}}
+    assert import_cycles(graph) == [["pkg.a", "pkg.b", "pkg.c", "pkg.e", "pkg.a"]]
 
 
 def test_an_unexpected_error_is_one_line(monkeypatch: pytest.MonkeyPatch,

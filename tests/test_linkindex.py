@@ -1,4 +1,5 @@
-"""Tests for relatedpages.store.linkindex: edge lists, the link index database, load_link_graph."""
+"""Tests for relatedpages.store.linkindex, edgelist and linkload: edge lists, the link index
+database, load_link_graph."""
 from __future__ import annotations
 
 import doctest
@@ -13,34 +14,35 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from relatedpages.store import linkindex
+from relatedpages.store import edgelist, linkindex
 from relatedpages.store.db import (
     KEY_AS_GIVEN,
     DatabaseError,
     DatabaseProblem,
     RecordRejection,
     RelatedPagesDB,
-    build_database,
-    is_link_record,
     partition_name,
-    read_manifest,
+)
+from relatedpages.store.dbbuild import build_database, is_link_record
+from relatedpages.store.dbopen import read_manifest
+from relatedpages.store.edgelist import (
+    EdgeRejection,
+    detect_keys,
+    graph_from_edge_list,
+    import_edge_list,
+    parse_edge_line,
+    read_edge_list,
 )
 from relatedpages.store.linkgraph import KeyKind, LinkGraph
 from relatedpages.store.linkindex import (
-    EdgeRejection,
     LinkIndexDB,
     LinkRecord,
     StoredLink,
     build_link_index,
     build_link_index_from_segments,
-    detect_keys,
-    graph_from_edge_list,
-    import_edge_list,
     link_records_from_segments,
-    load_link_graph,
-    parse_edge_line,
-    read_edge_list,
 )
+from relatedpages.store.linkload import load_link_graph
 
 
 def graph_view(graph: LinkGraph) -> dict[str, tuple[bool, list[tuple[str, str, int]], list[str]]]:
@@ -72,8 +74,9 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def test_doctests() -> None:
-    result = doctest.testmod(linkindex)
+@pytest.mark.parametrize("module", [linkindex, edgelist], ids=lambda module: module.__name__)
+def test_doctests(module: object) -> None:
+    result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
 
 
@@ -324,7 +327,7 @@ def test_load_link_graph_reads_records_in_any_key_order_and_targets_without_reco
         ("3", {"out": [["2", "", -1], ["99", "", -1]], "in": [], "crawled": True}),
     ]
     build_link_index(records, tmp_path / "db", keys=KeyKind.ID, source=["t"], partitions=1)
-    with caplog.at_level(logging.WARNING, logger="relatedpages.store.linkindex"):
+    with caplog.at_level(logging.WARNING, logger="relatedpages.store.linkload"):
         graph = load_link_graph(tmp_path / "db")
     assert "have no record" in caplog.text
     assert graph.names[:3] == ["1", "2", "3"] and sorted(graph.names[3:]) == ["5", "99"]

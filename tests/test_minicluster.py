@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from relatedpages.evaluation.proctree import descendants
+from relatedpages.bench.proctree import descendants
 from relatedpages.store.db import RelatedPagesDB
 from tests.prerequisites import guard, run_hadoop_script
 from tests.test_hadoop import HADOOP_FRAMEWORK_GROUP, REPO, job_env

@@ -1,4 +1,4 @@
-"""The pair census (relatedpages/evaluation/pair_census.py, scripts/pair_census.py) counts
+"""The pair census (relatedpages/bench/pair_census.py, scripts/pair_census.py) counts
 what the chain itself emits: its total equals the chain's own ``related_pairs`` counter
 on the same generated web, and its kinds are the web's."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 from filters.links import LinkFilterParams
+from relatedpages.bench.pair_census import CONTENT, HUB, SPAM, format_census, kind_of, pair_census
 from relatedpages.corpus.generate import generate_crawl, read_topics
-from relatedpages.evaluation.pair_census import CONTENT, HUB, SPAM, format_census, kind_of, pair_census
 from relatedpages.scoring.options import add_chain_options, chain_params_from
-from relatedpages.scoring.similarity import SimilarityParams
+from relatedpages.scoring.parameters import SimilarityParams
 from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent

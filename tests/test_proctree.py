@@ -1,4 +1,4 @@
-"""relatedpages.evaluation.proctree: a process tree's CPU time and peak memory, including
+"""relatedpages.bench.proctree: a process tree's CPU time and peak memory, including
 children whose usage the kernel discards (a parent ignoring SIGCHLD, as Spark's Python
 worker daemon does) and orphans that outlive their parent."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from relatedpages.evaluation.proctree import descendants, run_measured
+from relatedpages.bench.proctree import descendants, run_measured
 
 from tests.prerequisites import guard
 

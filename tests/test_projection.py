@@ -1,5 +1,5 @@
 """Issue 14, item 4: the costed plan printed from a scale bench's ``scale.json``
-(relatedpages.evaluation.projection, scripts/project_scale.py).  The JSON here is the one
+(relatedpages.bench.projection, scripts/project_scale.py).  The JSON here is the one
 ``scale_report`` writes, from job figures as the job history reads them; the MiniCluster
 test in tests/test_bench_scale.py runs the script on a real bench's file."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from relatedpages.evaluation.job_history import JobFigures, TaskFigures
-from relatedpages.evaluation.projection import (
+from relatedpages.bench.job_history import JobFigures, TaskFigures
+from relatedpages.bench.projection import (
     Assumptions,
     ProjectionError,
     compute_row,
@@ -21,7 +21,7 @@ from relatedpages.evaluation.projection import (
     pick_size,
     storage,
 )
-from relatedpages.evaluation.scale import BenchShape, PipelineRun, scale_report, summarise
+from relatedpages.bench.scale import BenchShape, PipelineRun, scale_report, summarise
 
 KB = 1024
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "project_scale.py"

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from handmade import Link, link
+from relatedpages.scoring.parameters import SimilarityParams
 from relatedpages.scoring.reference import reference_related, related_from_filtered
-from relatedpages.scoring.similarity import SimilarityParams
 
 
 Page = tuple[str, list[list[Link]]]

@@ -20,7 +20,7 @@ from segmenter.adjust import (
     merge_rule,
     section_type,
 )
-from segmenter.scan import Link, Section, count_words
+from segmenter.sections import Link, Section, count_words
 from segmenter.style import MAX_LAB_DISTANCE, colour_distance, rgb_to_lab
 from tests.prerequisites import guard
 

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 import segmenter.scan as scan
 import segmenter.style as style
 from segmenter import _resolve, segment_bytes, segment_html
+from segmenter.scanner import _scan_events
+from segmenter.sections import count_words
 from tests import segment_digests
 from tests.prerequisites import missing_prerequisite
 
@@ -174,13 +176,13 @@ def test_the_compiled_and_the_pure_python_scan_agree(html: str) -> None:
     data = html.encode()
     native = scan.NATIVE.scan(data, "http://example.com/dir/", _resolve)
     if native is not None:
-        assert native == scan._scan_events(data, "http://example.com/dir/", _resolve)
+        assert native == _scan_events(data, "http://example.com/dir/", _resolve)
 
 
 @given(st.text())
 def test_the_compiled_word_count_is_the_regexs(text: str) -> None:
     _require_native()
-    assert scan.NATIVE.count_words(text) == scan.count_words(text)
+    assert scan.NATIVE.count_words(text) == count_words(text)
 
 
 _URL_PIECES = st.sampled_from((

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from relatedpages.store.db import build_database
+from relatedpages.store.dbbuild import build_database
 from tests.prerequisites import guard
 from tests.web import free_port
 
@@ -246,7 +246,7 @@ def test_serve_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path) -> None:
 
 
 def test_the_link_index_methods_answer_as_query_links_does(tmp_path: Path) -> None:
-    from relatedpages.store.linkindex import import_edge_list
+    from relatedpages.store.edgelist import import_edge_list
 
     edges = tmp_path / "edges.tsv"
     pages = [f"https://site{i}.example/" for i in range(6)]

@@ -1,4 +1,5 @@
-"""Tests for relatedpages.scoring.similarity: Eq. 5-13, one hand-worked case per rule."""
+"""Tests for relatedpages.scoring.similarity and its parameters: Eq. 5-13, one hand-worked
+case per rule."""
 from __future__ import annotations
 
 import doctest
@@ -10,17 +11,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from handmade import Link, link
-from relatedpages.scoring import similarity
-from relatedpages.scoring.similarity import (
+from relatedpages.scoring import parameters, similarity
+from relatedpages.scoring.parameters import (
     EVIDENCE_DEFAULT,
     LAMBDA_DEFAULT,
     M_DEFAULT,
     N_DEFAULT,
     R_DEFAULT,
-    ROUND_DIGITS,
     T_DEFAULT,
-    PagePair,
     SimilarityParams,
+)
+from relatedpages.scoring.similarity import (
+    ROUND_DIGITS,
+    PagePair,
     anchor_key,
     anchor_similarity,
     block_similarity,
@@ -39,8 +42,9 @@ from relatedpages.scoring.similarity import (
 E = math.exp(-1)  # 0.36787944117144233
 
 
-def test_doctests() -> None:
-    result = doctest.testmod(similarity)
+@pytest.mark.parametrize("module", [similarity, parameters], ids=lambda module: module.__name__)
+def test_doctests(module: object) -> None:
+    result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
 
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from filters import spelling
 from filters.spelling import spelling_variants
 from filters.urls import normalise_url
-from relatedpages.store.db import RelatedPagesDB, build_database
+from relatedpages.store.db import RelatedPagesDB
+from relatedpages.store.dbbuild import build_database
 
 
 def test_doctests() -> None:

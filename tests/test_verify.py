@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from relatedpages.cli import main
-from relatedpages.store.db import build_database, partition_name
+from relatedpages.store.db import partition_name
+from relatedpages.store.dbbuild import build_database
 
 
 @pytest.fixture()

@@ -53,13 +53,11 @@ from relatedpages.baselines.companion import (
     MAX_RESULTS_DEFAULT,
     SAMPLE_SEED_DEFAULT,
     SIBLINGS_PER_PARENT_DEFAULT,
-    StopSet,
-    Stoplist,
     gather_out_links,
-    query_stops,
     sample_parents,
     sibling_windows,
 )
+from relatedpages.baselines.stoplist import StopSet, Stoplist, query_stops
 from relatedpages.store.linkgraph import IntArray, KeyKind, LinkGraph
 
 #: "if there are not at least 15 nodes in S …" (§2.2).

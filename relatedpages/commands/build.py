@@ -155,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _live_records(path: Path) -> int:
     """Records of the database at ``path`` now (0 when there is none or it is unreadable)."""
-    from relatedpages.store.db import DatabaseError, read_manifest
+    from relatedpages.store.db import DatabaseError
+    from relatedpages.store.dbopen import read_manifest
 
     try:
         return read_manifest(path).records

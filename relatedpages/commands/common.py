@@ -188,7 +188,7 @@ def shared_data_folder(name: str) -> Path:
 def load_graph(path: str, verify: bool = False) -> Any:
     """The link index at ``path`` as a LinkGraph (every checksum checked first with
     ``verify``); its load time on stderr."""
-    from relatedpages.store.linkindex import load_link_graph
+    from relatedpages.store.linkload import load_link_graph
 
     started = time.monotonic()
     graph = load_link_graph(path, verify="full" if verify else "sizes")

@@ -350,7 +350,7 @@ def _topics_by_chain(crawl: Path, work: Path, runner: str) -> Any:
     from jobs.cocitation import MRCocitation
     from jobs.pipeline import build, iter_output, run_job
     from relatedpages.evaluation import topics as top
-    from relatedpages.scoring.similarity import M_DEFAULT
+    from relatedpages.scoring.parameters import M_DEFAULT
 
     started = time.monotonic()
     print(f"building {crawl.name} with the {runner} runner (the chains, then the floor) …",

@@ -24,7 +24,7 @@ from relatedpages.commands.common import (
 
 
 def add_parser(commands: Any) -> None:
-    from relatedpages.store.linkindex import AUTO_KEYS
+    from relatedpages.store.edgelist import AUTO_KEYS
 
     linkgraph = commands.add_parser("linkgraph", help="the connectivity server's link index")
     link_commands = linkgraph.add_subparsers(dest="linkgraph_command", required=True)
@@ -47,7 +47,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from relatedpages.store.linkindex import import_edge_list
+    from relatedpages.store.edgelist import import_edge_list
 
     if not Path(args.edges).is_file():
         raise UsageError(f"no such edge list: {args.edges}")

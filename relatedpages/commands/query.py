@@ -239,7 +239,7 @@ def baseline_params(args: argparse.Namespace) -> Any:
             raise UsageError(f"--stoplist/--no-stoplist do not apply to {algorithm}")
         if args.stoplist and args.no_stoplist:
             raise UsageError("--stoplist and --no-stoplist: choose one")
-        from relatedpages.baselines.companion import Stoplist
+        from relatedpages.baselines.stoplist import Stoplist
 
         try:
             values["stoplist"] = Stoplist.from_file(args.stoplist) if args.stoplist else Stoplist()

@@ -38,7 +38,8 @@ def add_parser(commands: Any) -> None:
 def _named_databases(given: list[str]) -> dict[str, Path]:
     """``[NAME=]DIR`` arguments as name → folder; each opened once here, so that a missing
     or broken database is one line before the server starts."""
-    from relatedpages.store.db import DatabaseError, read_manifest
+    from relatedpages.store.db import DatabaseError
+    from relatedpages.store.dbopen import read_manifest
 
     named: dict[str, Path] = {}
     for item in given:
@@ -72,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
     databases = _named_databases(args.db)
     if args.links is not None:
         from relatedpages.baselines.methods import PAGE_METHODS
-        from relatedpages.store.db import DatabaseError, read_manifest
+        from relatedpages.store.db import DatabaseError
+        from relatedpages.store.dbopen import read_manifest
 
         try:
             read_manifest(args.links)

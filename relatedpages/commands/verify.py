@@ -27,7 +27,8 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from relatedpages.store.db import check_database, read_manifest
+    from relatedpages.store.db import check_database
+    from relatedpages.store.dbopen import read_manifest
 
     path = Path(args.db)
     if not path.exists():

@@ -71,6 +71,7 @@ from typing import Any
 
 # The site model, the page writers and the vocabulary live in modules of their own; their
 # names are this module's too (the import path every user, test and the README knows).
+from relatedpages.corpus.generate_pages import web_pages
 from relatedpages.corpus.generate_sites import _Plan, _Site, _Web, home_url, registration_url  # noqa: F401
 from relatedpages.corpus.generate_vocabulary import (  # noqa: F401
     _LABELS,
@@ -215,7 +216,7 @@ def generate_crawl(path: str | os.PathLike[str], *, pages: int, seed: int = SEED
         with open(partial, "wb") as raw, open(topics_partial, "w", encoding="utf-8", newline="\n") as sidecar:
             writer = WARCWriter(raw, gzip=True)
             last_site: _Site | None = None
-            for site, url, body in web.pages():
+            for site, url, body in web_pages(web):
                 if site is not last_site:
                     sidecar.write(f"{site.domain}\t{site.topic}\n")
                     last_site = site
@@ -243,7 +244,7 @@ def generate_crawl(path: str | os.PathLike[str], *, pages: int, seed: int = SEED
 def iter_pages(pages: int, seed: int = SEED_DEFAULT) -> Iterator[tuple[str, str, bytes]]:
     """The crawl's pages without the WARC: ``(url, charset, html bytes)`` (for tests and
     in-process experiments)."""
-    for site, url, body in _Web(pages, seed).pages():
+    for site, url, body in web_pages(_Web(pages, seed)):
         yield url, site.charset, body
 
 

@@ -1,12 +1,13 @@
 """The page HTML writers of the synthetic web: the text, the site templates (header,
 navigation, footer with the registration, share and friend links) and the content
-(home, article, about), hub, link-farm pages (mirrors render their original's pages)."""
+(home, article, about), hub, link-farm pages (mirrors render their original's pages),
+and every page of a web's site model rendered in crawl order (:func:`web_pages`)."""
 from __future__ import annotations
 
 import functools
 import html
 import random
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
 from urllib.parse import quote
 
 from relatedpages.corpus.generate_vocabulary import (
@@ -25,10 +26,10 @@ from relatedpages.corpus.generate_vocabulary import (
     SPAM_TOPIC,
     TOPIC_BY_SLUG,
     TOPICS,
+    SiteKind,
 )
 
-if TYPE_CHECKING:  # the site model imports this module to render its pages
-    from relatedpages.corpus.generate_sites import _Site, _Web
+from relatedpages.corpus.generate_sites import _rng, _Site, _Web
 
 
 @functools.cache
@@ -286,3 +287,32 @@ class _Page:
             other = web.farm_site(rng.randrange(farms))
             self.out.append(f'<li><a href="{other.home}">{_e(other.name)}</a></li>')
         self.out.append("</ul>\n")
+
+
+def web_pages(web: _Web) -> Iterator[tuple[_Site, str, bytes]]:
+    """Every page of ``web``: (site, URL, encoded HTML), site by site in crawl order."""
+    for site in web.sites():
+        for k in range(site.pages):
+            url = f"http://www.{site.domain}{web.page_path(site, k)}"
+            text = render_page(web, site, k, url)
+            yield site, url, text.encode(site.charset)
+
+
+def render_page(web: _Web, site: _Site, k: int, url: str) -> str:
+    """The HTML of page ``k`` of ``site`` (at ``url``)."""
+    base = site.original if site.original is not None else site
+    # A mirror's page k draws exactly what its original's page k draws.
+    rng = _rng(f"{web.key}:page:{base.kind.value}:{base.index}:{k}")
+    page = _Page(web, site, base, k, url, rng)
+    path = web.page_path(site, k)
+    if path == "/about.html":
+        page.about()
+    elif base.kind is SiteKind.HUB:
+        page.hub(portal=(k == 0))
+    elif base.kind is SiteKind.FARM:
+        page.farm()
+    elif k == 0:
+        page.home()
+    else:
+        page.article()
+    return page.finish()

@@ -12,7 +12,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from relatedpages.corpus.generate_pages import _Page
 from relatedpages.corpus.generate_vocabulary import (
     _EN_ADJECTIVES,
     _EN_HUB_NOUNS,
@@ -306,34 +305,6 @@ class _Web:
         if base.kind is SiteKind.FARM:
             return f"/page-{k}.html"
         return self.article_path(base, k)
-
-    # -- pages
-
-    def pages(self) -> Iterator[tuple[_Site, str, bytes]]:
-        """Every page: (site, URL, encoded HTML)."""
-        for site in self.sites():
-            for k in range(site.pages):
-                url = f"http://www.{site.domain}{self.page_path(site, k)}"
-                text = self.render(site, k, url)
-                yield site, url, text.encode(site.charset)
-
-    def render(self, site: _Site, k: int, url: str) -> str:
-        base = site.original if site.original is not None else site
-        # A mirror's page k draws exactly what its original's page k draws.
-        rng = _rng(f"{self.key}:page:{base.kind.value}:{base.index}:{k}")
-        page = _Page(self, site, base, k, url, rng)
-        path = self.page_path(site, k)
-        if path == "/about.html":
-            page.about()
-        elif base.kind is SiteKind.HUB:
-            page.hub(portal=(k == 0))
-        elif base.kind is SiteKind.FARM:
-            page.farm()
-        elif k == 0:
-            page.home()
-        else:
-            page.article()
-        return page.finish()
 
     # -- link targets
 

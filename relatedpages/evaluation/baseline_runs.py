@@ -110,7 +110,7 @@ def describe_params(params: Any) -> dict[str, Any]:
     """A baseline's parameters as JSON values (a stoplist as its number of entries)."""
     from dataclasses import fields
 
-    from relatedpages.baselines.companion import Stoplist
+    from relatedpages.baselines.stoplist import Stoplist
 
     described: dict[str, Any] = {}
     for item in fields(params):

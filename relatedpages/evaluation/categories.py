@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from relatedpages.evaluation.measures import score_related
 from relatedpages.evaluation.related import (
     BLOCK,
     COMPANION,
@@ -24,7 +25,6 @@ from relatedpages.evaluation.related import (
     WEIGHTED_COSINE,
     Evaluation,
     GroundTruth,
-    score_related,
 )
 
 CATEGORIES_PATH = "awesomehub/categories.tsv"

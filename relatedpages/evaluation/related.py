@@ -86,7 +86,8 @@ Protocol (every choice is printed with the report):
    10; k = 15 = M makes P@15 compare like with like).  An empty answer is a missing result
    (its :class:`~relatedpages.baselines.NoAnswer` reason is counted in the report).  Their
    answers become related dicts ``{url: [[related_url, score, []], …]}`` and are scored by
-   the same :func:`score_algorithms` call, on the same test pages, as the two above.
+   the same :func:`~relatedpages.evaluation.measures.score_algorithms` call, on the same test
+   pages, as the two above.
 11. **Host identity of the baselines.**  Bharat–Henzinger's weights (Companion) and Hou &
    Zhang's "intrinsic" pages (extended co-citation, LLI) count pages per *host*.  On this
    corpus most graded pages are ``github.com/<owner>/<repo>`` and most citing pages are
@@ -98,9 +99,9 @@ Protocol (every choice is printed with the report):
    graph's default too, so ``relatedpages query --links`` answers as this table scores); a
    second view scores the baselines with URL host names, as in 1999.
 
-:func:`score_algorithms` is the hook for page-level baselines: pass it
-``{algorithm_name: related_dict}`` (``{url: [[related_url, score, ...], ...]}``, best
-first) and it scores every algorithm side by side on the same test pages.
+:func:`~relatedpages.evaluation.measures.score_algorithms` is the hook for page-level
+baselines: pass it ``{algorithm_name: related_dict}`` (``{url: [[related_url, score, ...],
+...]}``, best first) and it scores every algorithm side by side on the same test pages.
 """
 from __future__ import annotations
 
@@ -135,7 +136,7 @@ from relatedpages.evaluation.baseline_runs import (  # noqa: F401
     with_hosts,
 )
 from relatedpages.evaluation.forked import Forked
-from relatedpages.evaluation.ties import tied_results
+from relatedpages.evaluation.measures import Scores, score_algorithms, score_related
 
 # The ground truth lives in hubs.py; its names are this module's too.
 from relatedpages.evaluation.hubs import (  # noqa: F401
@@ -185,109 +186,6 @@ LLI = "lli"
 # BASELINES (from baseline_runs) = PAGE_METHODS in order: the constants above name them
 #: Every baseline is scored by default.
 BASELINES_DEFAULT = BASELINES
-
-
-# -- scoring -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Scores:
-    """The measures of one algorithm on the test pages (module doc, step 8)."""
-
-    test_pages: int
-    covered: int
-    results: int  # results returned in all (top k of each test page)
-    tied: int  # of those, results with a neighbour's score to 3 significant digits
-    p_section: float  # P@k, grade 2, over covered test pages
-    p_list: float  # P@k, grade >= 1, over covered test pages
-    p_section_all: float  # P@k, grade 2, missing results = 0, over all test pages
-    p_list_all: float  # P@k, grade >= 1, missing results = 0, over all test pages
-    rscore: tuple[float, ...]  # R = 1 … k, missing results = 0, over all test pages
-    scored: int = -1  # results with a numeric score (-1: all of them)
-
-    @property
-    def coverage(self) -> float:
-        return self.covered / self.test_pages if self.test_pages else 0.0
-
-    @property
-    def mean_results(self) -> float:
-        """Results per covered test page (of at most k)."""
-        return self.results / self.covered if self.covered else 0.0
-
-    @property
-    def tied_share(self) -> float | None:
-        """Share of the returned results tied with the one before or after, scores rounded
-        to three significant digits (issue 43: a vanishing term added to break ties does
-        not separate them): their order is the tie-break, not evidence.  None when the
-        results carry no scores."""
-        scored = self.results if self.scored < 0 else self.scored
-        if not scored:
-            return None if self.results else 0.0
-        return self.tied / scored
-
-
-def score_related(
-    related: RelatedDict, test_pages: Sequence[str], truth: GroundTruth, k: int = TOP_K_DEFAULT
-) -> Scores:
-    """Score one related-pages dict on the test pages.
-
-    >>> truth = GroundTruth.from_lists([HubList("l", "s", (
-    ...     HubSection("A", 2, ("a", "b", "c")), HubSection("B", 2, ("d",))))])
-    >>> s = score_related({"a": [["b", 3.0], ["x", 2.0], ["d", 1.0]]}, ["a", "d"], truth, k=3)
-    >>> s.coverage, round(s.p_section, 3), round(s.p_list, 3), s.rscore
-    (0.5, 0.333, 0.667, (1.0, 0.5, 0.5))
-    """
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k!r}")
-    covered = results = tied = scored = 0
-    p_section = p_list = 0.0
-    section_hits = list_hits = 0
-    rsums = [0.0] * k
-    for target in test_pages:
-        entries = list(related.get(target, ()))[:k]
-        if not entries:
-            continue
-        top = [entry[0] for entry in entries]
-        grades = [truth.grade(target, result) for result in top]
-        covered += 1
-        results += len(top)
-        ties, with_score = tied_results(entries)
-        tied += ties
-        scored += with_score
-        same_section = sum(1 for g in grades if g == 2)
-        same_list = sum(1 for g in grades if g >= 1)
-        p_section += same_section / len(top)
-        p_list += same_list / len(top)
-        section_hits += same_section
-        list_hits += same_list
-        running = 0
-        for r in range(k):
-            running += grades[r] if r < len(grades) else 0
-            rsums[r] += running / (r + 1)
-    pages = len(test_pages)
-    return Scores(
-        test_pages=pages,
-        covered=covered,
-        results=results,
-        tied=tied,
-        p_section=p_section / covered if covered else 0.0,
-        p_list=p_list / covered if covered else 0.0,
-        p_section_all=section_hits / (k * pages) if pages else 0.0,
-        p_list_all=list_hits / (k * pages) if pages else 0.0,
-        rscore=tuple(total / pages if pages else 0.0 for total in rsums),
-        scored=-1 if scored == results else scored,
-    )
-
-
-def score_algorithms(
-    related_by_algorithm: Mapping[str, RelatedDict],
-    test_pages: Sequence[str],
-    truth: GroundTruth,
-    k: int = TOP_K_DEFAULT,
-) -> dict[str, Scores]:
-    """The page-level baselines hook: every algorithm scored on the same test pages."""
-    return {name: score_related(related, test_pages, truth, k)
-            for name, related in related_by_algorithm.items()}
 
 
 def with_fallback(main: RelatedDict, fallback: RelatedDict, fill_to: int = TOP_K_DEFAULT,
@@ -516,9 +414,9 @@ def evaluate_index(
     from filters.anchors import AnchorWords
     from filters.links import LinkFilterParams
     from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
-    from relatedpages.scoring.reference import reference_related
     from relatedpages.scoring.options import preset_link_params
-    from relatedpages.scoring.similarity import SimilarityParams, preset_params
+    from relatedpages.scoring.parameters import SimilarityParams, preset_params
+    from relatedpages.scoring.reference import reference_related
 
     check_parameters(t=t, min_degree=min_degree, min_citing=min_citing, t_sweep=t_sweep,
                      min_degree_sweep=min_degree_sweep, k=k, baselines=baselines)

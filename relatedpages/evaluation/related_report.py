@@ -11,9 +11,15 @@ from pathlib import Path
 from typing import Any
 
 
+from relatedpages.evaluation.measures import Scores
 from relatedpages.evaluation.naive import NAIVE_STRONG
 from relatedpages.evaluation.related import (
-    BLOCK, COCITATION, PAPER_BLOCK, WEIGHTED_COSINE, Evaluation, Scores)
+    BLOCK,
+    COCITATION,
+    PAPER_BLOCK,
+    WEIGHTED_COSINE,
+    Evaluation,
+)
 
 # -- reporting ---------------------------------------------------------------------------
 

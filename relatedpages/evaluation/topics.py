@@ -179,11 +179,11 @@ def evaluate_topics(crawl: str | Path, k: int = TOP_K,
     ``parallel``: the block co-citation oracles in a forked child beside the other rows
     (:mod:`relatedpages.evaluation.forked`; the same result without)."""
     from filters.anchors import AnchorWords
-    from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
     from relatedpages.evaluation.naive import NAIVE, naive_section_related
-    from relatedpages.scoring.reference import reference_related
+    from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
     from relatedpages.scoring.options import preset_link_params
-    from relatedpages.scoring.similarity import preset_params
+    from relatedpages.scoring.parameters import preset_params
+    from relatedpages.scoring.reference import reference_related
 
     started = time.monotonic()
     web = load_topic_web(crawl)

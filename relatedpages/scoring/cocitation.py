@@ -59,7 +59,8 @@ from typing import Any, Protocol
 
 from filters.anchors import AnchorWords
 from filters.links import FilterEvent, FilteredLink, LinkFilter, LinkFilterParams
-from relatedpages.scoring.similarity import EVIDENCE_DEFAULT, M_DEFAULT, RelatedEntry
+from relatedpages.scoring.parameters import EVIDENCE_DEFAULT, M_DEFAULT
+from relatedpages.scoring.similarity import RelatedEntry
 
 #: BF: a link's siblings are the links at most BF/2 positions before or after it.
 BF_DEFAULT = 8

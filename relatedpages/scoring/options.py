@@ -4,7 +4,7 @@
 / ``scripts/nightly`` with argparse's ``add_argument`` (same signature), so
 ``relatedpages build --help`` lists every parameter of the chain with the job's own help
 text, and a bad value is refused before any work starts.  The values live in
-:mod:`relatedpages.scoring.similarity` (``*_DEFAULT``, the presets) and :mod:`filters.links`.
+:mod:`relatedpages.scoring.parameters` (``*_DEFAULT``, the presets) and :mod:`filters.links`.
 """
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from enum import Enum
 from typing import Any
 
 from filters.links import LinkFilterParams
-from relatedpages.scoring import similarity as sim
+from relatedpages.scoring import parameters
+from relatedpages.scoring.granularity import Granularity
 
 #: One switch per link filter, named after LinkFilterParams' boolean fields.
 FILTER_SWITCHES = tuple(
@@ -28,7 +29,7 @@ FILTER_SWITCHES = tuple(
 DEFAULT_PRESET_LINK_CHANGES: dict[str, Any] = {"large_block": 200, "empty_anchor": False}
 
 
-def preset_link_params(preset: sim.Preset | str, **overrides: Any) -> LinkFilterParams:
+def preset_link_params(preset: parameters.Preset | str, **overrides: Any) -> LinkFilterParams:
     """The link filter parameters of a preset, with explicit ``overrides`` on top.
 
     >>> preset_link_params("paper") == LinkFilterParams()
@@ -37,7 +38,8 @@ def preset_link_params(preset: sim.Preset | str, **overrides: Any) -> LinkFilter
     >>> p.large_block, p.empty_anchor, p.dynamic
     (200, False, True)
     """
-    changes = DEFAULT_PRESET_LINK_CHANGES if sim.Preset(preset) is sim.Preset.DEFAULT else {}
+    default = parameters.Preset(preset) is parameters.Preset.DEFAULT
+    changes = DEFAULT_PRESET_LINK_CHANGES if default else {}
     return dataclasses.replace(LinkFilterParams(), **{**changes, **overrides})
 
 
@@ -64,44 +66,44 @@ class _Option:
 
 
 _OPTIONS = (
-    _Option("--preset", "preset", str, sim.Preset.DEFAULT.value,
+    _Option("--preset", "preset", str, parameters.Preset.DEFAULT.value,
             "parameter set: 'paper' is Eq. 5-13 with the paper's values exactly; 'default' "
             "departs where the evaluation proved it better (README, \"Two presets\"). The "
             "options below override the preset.",
-            tuple(p.value for p in sim.Preset)),
+            tuple(p.value for p in parameters.Preset)),
     _Option("--large-block", "large_block", int, None,
             "S: drop blocks with more links (0: keep all)."),
-    _Option("--lam", "lam", int, sim.LAMBDA_DEFAULT,
+    _Option("--lam", "lam", int, parameters.LAMBDA_DEFAULT,
             "λ: near-neighbour threshold of the proximity factor (Eq. 5)."),
-    _Option("--r", "r", int, sim.R_DEFAULT,
+    _Option("--r", "r", int, parameters.R_DEFAULT,
             "r: anchor repetition cap per citing site (Eq. 12)."),
-    _Option("--n", "n", float, sim.N_DEFAULT, "N: domain similarity cap (Eq. 12)."),
-    _Option("--m", "m", int, sim.M_DEFAULT, "M: related pages kept per page."),
+    _Option("--n", "n", float, parameters.N_DEFAULT, "N: domain similarity cap (Eq. 12)."),
+    _Option("--m", "m", int, parameters.M_DEFAULT, "M: related pages kept per page."),
     _Option("--t", "t", float, None,
             "T: minimum score (Eq. 13)."),
     _Option("--damping", "damping", str, None,
             "damping by in_p2: log = 1 + ln in_p2 (Eq. 13), sqrt (cosine), none.",
-            tuple(d.value for d in sim.Damping)),
+            tuple(d.value for d in parameters.Damping)),
     _Option("--score", "score", str, None,
             "total = sum of DS_d over citing sites (Eq. 13); sites = the number of citing "
             "sites; corroborated = the total without the strongest site; evidence = the "
             "citing sites plus their mean DS_d, the related page's popularity and its units.",
-            tuple(f.value for f in sim.ScoreForm)),
+            tuple(f.value for f in parameters.ScoreForm)),
     _Option("--proximity", "proximity", str, None,
             "P_b of Eq. 7: paper (Eq. 5, flat within λ) or log (1 / ln(e + |i-j|/λ), over "
             "ln(e + the unit's links / 10)).",
-            tuple(f.value for f in sim.Proximity)),
+            tuple(f.value for f in parameters.Proximity)),
     _Option("--tie-break", "tie_break", str, None,
             "order of equal scores: url, or evidence (the sites linking the page, then "
             "summed DS_d, then URL).",
-            tuple(b.value for b in sim.TieBreak)),
+            tuple(b.value for b in parameters.TieBreak)),
     _Option("--window", "window", int, None,
             "with distant pairs (default preset), links of one block further apart than "
             "this are never a pair (0: no limit); it bounds each link's pairs."),
     _Option("--granularity", "granularity", str, None,
             "the co-citing unit: block (the segmenter's), or heading (consecutive blocks "
             "under one heading of the page, co-cited as one).",
-            tuple(g.value for g in sim.Granularity)),
+            tuple(g.value for g in Granularity)),
     _Option("--site-fallback", "site_fallback", _on_off, None,
             "on: a page with no block list, or a diffuse one (--diffuse), is answered by "
             "the nearest page of its own site with a list (its URL chopped a segment at a "
@@ -112,10 +114,10 @@ _OPTIONS = (
     _Option("--relative", "relative", float, None,
             "drop results scoring below this share of the page's best score (0: keep all); "
             "the fallback fills the list instead."),
-    _Option("--template", "template", int, sim.TEMPLATE_DEFAULT,
+    _Option("--template", "template", int, parameters.TEMPLATE_DEFAULT,
             "a site citing a page in more blocks has it in a template: it does not count "
             "toward the page's popularity (the evidence tie-break)."),
-    _Option("--evidence", "evidence", int, sim.EVIDENCE_DEFAULT,
+    _Option("--evidence", "evidence", int, parameters.EVIDENCE_DEFAULT,
             "citing sites kept as evidence per result."),
 )
 
@@ -146,8 +148,9 @@ def _preset_defaults(dest: str) -> str:
     ('paper 80, default 200', 'paper url, default evidence')
     """
     values = []
-    for preset in (sim.Preset.PAPER, sim.Preset.DEFAULT):
-        params = preset_link_params(preset) if dest == "large_block" else sim.preset_params(preset)
+    for preset in (parameters.Preset.PAPER, parameters.Preset.DEFAULT):
+        params = (preset_link_params(preset) if dest == "large_block"
+                  else parameters.preset_params(preset))
         value = getattr(params, dest)
         shown = value.value if isinstance(value, Enum) else (
             ("on" if value else "off") if isinstance(value, bool) else
@@ -156,20 +159,20 @@ def _preset_defaults(dest: str) -> str:
     return ", ".join(values)
 
 
-def chain_params_from(options: Any) -> tuple[LinkFilterParams, sim.SimilarityParams]:
+def chain_params_from(options: Any) -> tuple[LinkFilterParams, parameters.SimilarityParams]:
     """The parameters of parsed options (any missing or ``None`` value: the preset's or
     the library default).  Raises ValueError for impossible values."""
     def given(name: str) -> Any:
         return getattr(options, name, None)
 
-    preset = given("preset") or sim.Preset.DEFAULT
+    preset = given("preset") or parameters.Preset.DEFAULT
     switched_off = {name: False for name in FILTER_SWITCHES if given(f"no_{name}_filter")}
     if given("large_block") is not None:
         switched_off["large_block"] = given("large_block")
     link = preset_link_params(preset, **switched_off)
     overrides = {option.dest: given(option.dest) for option in _OPTIONS
                  if option.dest not in ("preset", "large_block") and given(option.dest) is not None}
-    return link, sim.preset_params(preset, **overrides)
+    return link, parameters.preset_params(preset, **overrides)
 
 
 def chain_job_args(options: Any) -> list[str]:
@@ -195,7 +198,7 @@ def chain_job_args(options: Any) -> list[str]:
 def describe(params: Sequence[Any]) -> str:
     """One line naming the parameters in force (for summaries).
 
-    >>> describe((LinkFilterParams(), sim.preset_params("paper")))
+    >>> describe((LinkFilterParams(), parameters.preset_params("paper")))
     'T = 4, M = 15, r = 9, N = 10, λ = 8, S = 80, damping log, score total, ties url'
     """
     link, similarity = params
@@ -205,11 +208,11 @@ def describe(params: Sequence[Any]) -> str:
             f"{similarity.damping.value}, score {similarity.score.value}, ties "
             f"{similarity.tie_break.value}"
             + (f", proximity {similarity.proximity.value}"
-               if similarity.proximity is not sim.Proximity.PAPER else "")
+               if similarity.proximity is not parameters.Proximity.PAPER else "")
             + (f", distant pairs kept up to {similarity.window} apart" if similarity.distant_pairs
                else "")
             + (f", co-citing unit {similarity.granularity.value}"
-               if similarity.granularity is not sim.Granularity.BLOCK else "")
+               if similarity.granularity is not Granularity.BLOCK else "")
             + (f", results below {similarity.relative:g} of the best dropped"
                if similarity.relative else "")
             + (f", site fallback (diffuse below {similarity.diffuse:g} of the citing sites)"

@@ -44,7 +44,7 @@ def app_factory(settings: ServeSettings) -> Callable[[], Any]:
         methods = None
         if settings.links is not None:
             from relatedpages.baselines.methods import PAGE_METHODS
-            from relatedpages.store.linkindex import load_link_graph
+            from relatedpages.store.linkload import load_link_graph
 
             graph = load_link_graph(settings.links, verify="full")
             methods = Methods(graph, {name: method.params() for name, method in PAGE_METHODS.items()},

@@ -2,8 +2,9 @@
 
 The output of ``jobs.related`` (or ``jobs.cocitation``) — one record per page, ``url →
 [[related_url, score, [[citing_site, ds], …]], …]`` — is written once by
-:func:`build_database` and then read by :class:`RelatedPagesDB`, which answers "the
-related pages of URL u" with one lookup (DESIGN.md, "Related-pages database").
+:func:`relatedpages.store.dbbuild.build_database` and then read by :class:`RelatedPagesDB`,
+which answers "the related pages of URL u" with one lookup (DESIGN.md, "Related-pages
+database").
 
 On disk, a database is a folder::
 
@@ -35,12 +36,12 @@ needs no index: it halves a byte range, backs up from the midpoint to the start 
 line, compares that line's URL bytes with the key, and decodes JSON only for the hit.
 About ``log2(records in the partition) + 1`` probes, each touching one or two pages.
 
-Building (:func:`build_database`) streams the records: each goes, normalised and
-encoded, to a spill file per partition; then one partition at a time is read back,
-de-duplicated (the last record of a URL wins), sorted in memory and written.  Everything
-happens in a temporary folder beside the target, every file and the folder are fsynced,
-``manifest.json`` is written last, and the folder is renamed into place.  An existing
-database is replaced atomically — on Linux the two folders are exchanged in one
+Building (:func:`~relatedpages.store.dbbuild.build_database`) streams the records: each
+goes, normalised and encoded, to a spill file per partition; then one partition at a time
+is read back, de-duplicated (the last record of a URL wins), sorted in memory and written.
+Everything happens in a temporary folder beside the target, every file and the folder are
+fsynced, ``manifest.json`` is written last, and the folder is renamed into place.  An
+existing database is replaced atomically — on Linux the two folders are exchanged in one
 ``renameat2(RENAME_EXCHANGE)``; elsewhere the old one is renamed away and the new one
 renamed in — and then deleted; a failed build leaves the old database untouched.
 
@@ -64,7 +65,8 @@ Verification when a reader opens a database (:class:`Verify`):
     whole database once).
 
 A reader opens the manifest and all partition files through one descriptor of the
-folder when it opens the database (it maps them lazily), so it stays on the generation
+folder when it opens the database (:mod:`relatedpages.store.dbopen`; it maps them
+lazily), so it stays on the generation
 it verified: a later rebuild renames and deletes those files, but never changes what an
 open reader sees, and a reader opening during a rebuild gets the old or the new
 database, never a mix.  Once a reader has found corruption
@@ -77,25 +79,22 @@ import json
 import logging
 import mmap
 import os
-import re
 import threading
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
-from types import MappingProxyType, TracebackType
-from typing import IO, Any, Generic, NoReturn, Self, TypeVar
+from types import TracebackType
+from typing import Any, Generic, NoReturn, Self, TypeVar
 
 from filters.spelling import spelling_variants
 from filters.urls import normalise_url
 
-# The format and the build live in modules of their own; their public names are this
-# module's too (the import path every user and the README knows).
-from relatedpages.store.dbbuild import _renameat2, build_database, is_link_record  # noqa: F401
+# The format lives in a module of its own; its public names are this module's too (the
+# import path every user and the README knows).  The build (relatedpages.store.dbbuild)
+# imports this module, to read back what it wrote: never the other way round.
 from relatedpages.store.dbformat import (  # noqa: F401
     _CHUNK,
-    _MAX_PARTITIONS,
-    _OPEN_ATTEMPTS,
     ALGORITHMS,
     DATABASE_ALGORITHMS,
     FORMAT_NAME,
@@ -116,152 +115,9 @@ from relatedpages.store.dbformat import (  # noqa: F401
     partition_name,
     partition_of,
 )
+from relatedpages.store.dbopen import _open_generation
 
 logger = logging.getLogger(__name__)
-
-# ---------------------------------------------------------------------------------------
-# Reading
-
-
-def read_manifest(path: str | os.PathLike[str]) -> Manifest:
-    """The checked manifest of the database at ``path`` (partition files not looked at)."""
-    path = Path(path)
-    folder = _open_folder(path)
-    try:
-        return _load_manifest(path, folder)
-    finally:
-        os.close(folder)
-
-
-def _open_folder(path: Path) -> int:
-    try:
-        return os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    except FileNotFoundError:
-        raise DatabaseError(DatabaseProblem.NOT_A_DATABASE, path, "no such folder", path_first=True) from None
-    except NotADirectoryError:
-        raise DatabaseError(DatabaseProblem.NOT_A_DATABASE, path, "not a folder", path_first=True) from None
-
-
-def _load_manifest(path: Path, folder: int) -> Manifest:
-    try:
-        fd = os.open(MANIFEST_NAME, os.O_RDONLY, dir_fd=folder)
-    except FileNotFoundError:
-        raise DatabaseError(DatabaseProblem.NOT_A_DATABASE, path, f"no {MANIFEST_NAME}", path_first=True) from None
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read()
-    try:
-        raw = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DatabaseError(DatabaseProblem.CORRUPT, path, f"{MANIFEST_NAME} is not valid JSON ({error})") from None
-    if not isinstance(raw, dict) or raw.get("format") != FORMAT_NAME:
-        raise DatabaseError(
-            DatabaseProblem.NOT_A_DATABASE, path, f"{MANIFEST_NAME} is not a relatedpages manifest",
-            path_first=True,
-        )
-    version = raw.get("format_version")
-    if version != FORMAT_VERSION:
-        raise DatabaseError(
-            DatabaseProblem.UNSUPPORTED_VERSION, path,
-            f"format version {version!r}, this reader reads version {FORMAT_VERSION}",
-        )
-    try:
-        return _manifest_from_json(raw)
-    except (KeyError, TypeError, ValueError) as error:
-        raise DatabaseError(DatabaseProblem.CORRUPT, path, f"{MANIFEST_NAME}: {error}") from None
-
-
-def _open_generation(path: Path) -> tuple[Manifest, list[IO[bytes]]]:
-    """The manifest and the open partition files of one and the same database.
-
-    Everything is opened relative to one descriptor of the folder, so a rebuild that
-    swaps the folder meanwhile cannot mix two generations; if the folder was swapped
-    (and the old one is being deleted) while we opened it, start again on the new one.
-    """
-    for attempt in range(_OPEN_ATTEMPTS):
-        folder = _open_folder(path)
-        files: list[IO[bytes]] = []
-        try:
-            manifest = _load_manifest(path, folder)
-            for part in manifest.partitions:
-                files.append(_open_partition(path, folder, part))
-            return manifest, files
-        except DatabaseError:
-            for handle in files:
-                handle.close()
-            if attempt + 1 < _OPEN_ATTEMPTS and _swapped(path, folder):
-                logger.info("%s was replaced while being opened; opening the new database", path)
-                continue
-            raise
-        finally:
-            os.close(folder)
-    raise AssertionError("unreachable")
-
-
-def _swapped(path: Path, folder: int) -> bool:
-    try:
-        now = os.stat(path)
-    except OSError:
-        return True
-    then = os.fstat(folder)
-    return (now.st_dev, now.st_ino) != (then.st_dev, then.st_ino)
-
-
-def _open_partition(path: Path, folder: int, part: PartitionInfo) -> IO[bytes]:
-    try:
-        fd = os.open(part.name, os.O_RDONLY, dir_fd=folder)
-    except FileNotFoundError:
-        raise DatabaseError(DatabaseProblem.PARTIAL, path, f"{part.name} missing") from None
-    handle = os.fdopen(fd, "rb", buffering=0)
-    size = os.fstat(fd).st_size
-    if size != part.bytes:
-        handle.close()
-        kind = DatabaseProblem.PARTIAL if size < part.bytes else DatabaseProblem.CORRUPT
-        raise DatabaseError(kind, path, f"{part.name} has {size} bytes, the manifest says {part.bytes}")
-    return handle
-
-
-def _manifest_from_json(raw: dict[str, Any]) -> Manifest:
-    def integer(value: Any, what: str) -> int:
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ValueError(f"{what} is not a count: {value!r}")
-        return value
-
-    parts = []
-    for index, entry in enumerate(raw["partitions"]):
-        name = entry["name"]
-        if name != partition_name(index):
-            raise ValueError(f"partition {index} is named {name!r}")
-        sha256 = entry["sha256"]
-        if not isinstance(sha256, str) or not re.fullmatch(r"[0-9a-f]{64}", sha256):
-            raise ValueError(f"{name}: bad sha256 {sha256!r}")
-        parts.append(PartitionInfo(
-            name, integer(entry["records"], f"{name} records"), integer(entry["bytes"], f"{name} bytes"), sha256,
-        ))
-    if not 1 <= len(parts) < _MAX_PARTITIONS:
-        raise ValueError(f"{len(parts)} partitions")
-    records = integer(raw["records"], "records")
-    if records != sum(part.records for part in parts):
-        raise ValueError(f"records {records} is not the sum of the partitions' records")
-    algorithm, parameters, source, built_at = raw["algorithm"], raw["parameters"], raw["source"], raw["built_at"]
-    if not isinstance(algorithm, str) or not isinstance(parameters, dict) or not isinstance(built_at, str):
-        raise ValueError("algorithm, parameters or built_at of the wrong type")
-    if not isinstance(source, list) or not all(isinstance(item, str) for item in source):
-        raise ValueError("source is not a list of strings")
-    rejected = raw.get("rejected", {})
-    key = raw.get("key", KEY_NORMALISED_URL)
-    if not isinstance(key, str):
-        raise ValueError("key of the wrong type")
-    return Manifest(
-        format_version=raw["format_version"],
-        algorithm=algorithm,
-        parameters=MappingProxyType(parameters),
-        source=tuple(source),
-        built_at=built_at,
-        records=records,
-        partitions=tuple(parts),
-        rejected=MappingProxyType(dict(rejected)),
-        key=key,
-    )
 
 
 V = TypeVar("V")
@@ -326,7 +182,7 @@ class PartitionedDB(ABC, Generic[V]):
     def partition_data(self, index: int) -> bytes:
         """The whole (checked, as ``verify`` says) contents of partition ``index``:
         ``key<TAB>json<LF>`` lines in key order; ``b""`` when the partition is empty.
-        For readers that load everything at once (``linkindex.load_link_graph``)."""
+        For readers that load everything at once (``linkload.load_link_graph``)."""
         mapped = self._partition(index)
         return b"" if mapped is None else mapped[:]
 
@@ -537,6 +393,7 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
     """A read-only related-pages database; safe to share between threads.
 
     >>> import shutil, tempfile
+    >>> from relatedpages.store.dbbuild import build_database
     >>> folder = tempfile.mkdtemp()
     >>> _ = build_database(
     ...     [("http://a.example/", [["http://b.example/", 5.25, [["hub.example", 3.0]]]])],
@@ -588,6 +445,7 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
         Raises ``ValueError`` for a URL that does not normalise.
 
         >>> import shutil, tempfile
+        >>> from relatedpages.store.dbbuild import build_database
         >>> folder = tempfile.mkdtemp()
         >>> _ = build_database([("https://a.example/", [["https://b.example/", 2.0, [["hub.example", 1.0]]]])],
         ...                    folder + "/db", algorithm="block", parameters={}, source=[], partitions=2)

@@ -25,6 +25,7 @@ from typing import IO, Any
 
 from filters.urls import normalise_url
 from relatedpages.scoring.fallback import fill_related
+from relatedpages.store import db  # the reader checks what a build wrote, before the swap
 from relatedpages.store import leftovers
 from relatedpages.store.dbformat import (
     _MAX_PARTITIONS,
@@ -167,8 +168,6 @@ def build_database(
                 DatabaseProblem.COLLAPSED, path,
                 f"{manifest.records} records, fewer than the {min_records} required; "
                 "the database in place is unchanged")
-        from relatedpages.store import db  # the reader checks (it imports this module)
-
         problems = db.check_database(building)  # what was written, read back before the swap
         if problems:
             raise DatabaseError(DatabaseProblem.CORRUPT, path,

@@ -23,6 +23,7 @@ from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams, filter_blocks
 from relatedpages.scoring import similarity as sim
 from relatedpages.scoring.granularity import units
+from relatedpages.scoring.parameters import SimilarityParams, TieBreak
 from relatedpages.store.hotkeys import PIECE_OF_FAIR_SHARE, PlanError, pack_keys
 
 #: The fraction of the segment records a plan is counted from (only the pages' ratios
@@ -64,7 +65,7 @@ def is_chain_record(record: Any) -> bool:
 
 
 def record_values(record: Mapping[str, Any], words: AnchorWords, link_params: LinkFilterParams,
-                  sim_params: sim.SimilarityParams, key: str = "") -> RecordValues | None:
+                  sim_params: SimilarityParams, key: str = "") -> RecordValues | None:
     """Mapper1's values for a segment record (``jobs.related.MRRelatedPages.mapper_emit_pairs``,
     value for value; ``key``, the record's input key, stands for a missing ``url``); None for
     a record Mapper1 rejects (:func:`is_chain_record`)."""
@@ -75,7 +76,7 @@ def record_values(record: Mapping[str, Any], words: AnchorWords, link_params: Li
     blocks, _ = filter_blocks(site, unit_blocks, words, link_params)
     aux: Counter[str] = Counter(sim.in_counts(blocks))
     cited: Counter[str] = Counter()
-    if sim_params.tie_break is sim.TieBreak.EVIDENCE or sim_params.site_fallback:
+    if sim_params.tie_break is TieBreak.EVIDENCE or sim_params.site_fallback:
         cited.update(sim.raw_counts(unit_blocks))
     url = record.get("url")
     pairs = sim.page_pairs(site, blocks, sim_params.lam, distant_pairs=sim_params.distant_pairs,

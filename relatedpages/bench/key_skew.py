@@ -27,10 +27,9 @@ from typing import Any, Union
 
 from filters.anchors import AnchorWords
 from filters.links import LinkFilterParams
-from relatedpages.evaluation.pair_census import page_records
-from relatedpages.scoring import similarity as sim
+from relatedpages.bench.pair_census import page_records
 from relatedpages.scoring.options import preset_link_params
-from relatedpages.scoring.similarity import preset_params
+from relatedpages.scoring.parameters import Preset, SimilarityParams, preset_params
 from relatedpages.store import hotkeys
 from relatedpages.store.hotkeys import partition
 from relatedpages.store.keyloads import record_values
@@ -40,7 +39,7 @@ Key = Union[str, tuple[str, int]]
 
 
 def key_loads(records: Iterable[Mapping[str, Any]], link_params: LinkFilterParams,
-              sim_params: sim.SimilarityParams,
+              sim_params: SimilarityParams,
               plan: Mapping[str, Sequence[int]] | None = None) -> Counter[Key]:
     """Related 1's input records per key (cited page) for these segment records, counted as
     Mapper1 emits them: auxiliary, cited (under the evidence tie-break or the site
@@ -92,7 +91,7 @@ class Foldable:
 
 
 def combiner_fold(records: Sequence[Mapping[str, Any]], link_params: LinkFilterParams,
-                  sim_params: sim.SimilarityParams, tasks: int) -> Foldable:
+                  sim_params: SimilarityParams, tasks: int) -> Foldable:
     """:class:`Foldable` for these segment records, split in order into ``tasks`` runs of
     equal length (as Hadoop splits a file), counted as Mapper1 emits them."""
     size = max(1, -(-len(records) // max(tasks, 1)))
@@ -124,7 +123,7 @@ def combiner_fold(records: Sequence[Mapping[str, Any]], link_params: LinkFilterP
 
 
 def page_loads(records: Iterable[Mapping[str, Any]], link_params: LinkFilterParams,
-               sim_params: sim.SimilarityParams) -> Counter[str]:
+               sim_params: SimilarityParams) -> Counter[str]:
     """:func:`key_loads` without a plan: every key is a page."""
     return Counter({str(key): load for key, load in
                     key_loads(records, link_params, sim_params).items()})
@@ -165,7 +164,7 @@ def reducer_skew(loads: Mapping[Any, int], reducers: int) -> Skew:
 
 def plan_and_predict(records: Sequence[Mapping[str, Any]], reducers: int, seed: int,
                      sample: float = 0.1, link_params: LinkFilterParams | None = None,
-                     sim_params: sim.SimilarityParams | None = None
+                     sim_params: SimilarityParams | None = None
                      ) -> tuple[dict[str, list[int]], tuple[float, float]]:
     """A hot-key plan for ``reducers`` made from a seeded ``sample`` of the records (the
     chain's defaults unless given parameters), and related 1's skew over all of them
@@ -180,7 +179,7 @@ def plan_and_predict(records: Sequence[Mapping[str, Any]], reducers: int, seed: 
 
 def predicted_skew(records: Sequence[Mapping[str, Any]], reducers: int,
                    plan: Mapping[str, Sequence[int]], link_params: LinkFilterParams | None = None,
-                   sim_params: sim.SimilarityParams | None = None) -> tuple[float, float]:
+                   sim_params: SimilarityParams | None = None) -> tuple[float, float]:
     """Related 1's reducer skew over the records without and with ``plan`` (the chain's
     defaults unless given parameters)."""
     if link_params is None or sim_params is None:
@@ -191,9 +190,9 @@ def predicted_skew(records: Sequence[Mapping[str, Any]], reducers: int,
     return without, with_plan
 
 
-def default_chain_params() -> tuple[LinkFilterParams, sim.SimilarityParams]:
+def default_chain_params() -> tuple[LinkFilterParams, SimilarityParams]:
     """The chain's parameters at its defaults (what ``jobs.related`` gets without flags)."""
-    return preset_link_params(sim.Preset.DEFAULT), preset_params(sim.Preset.DEFAULT)
+    return preset_link_params(Preset.DEFAULT), preset_params(Preset.DEFAULT)
 
 
 def hottest(loads: Mapping[Any, int], count: int) -> list[tuple[Any, int]]:

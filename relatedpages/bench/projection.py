@@ -1,7 +1,7 @@
 """The costed plan: a scale bench's measured figures per page, projected to a larger crawl.
 
 ``scripts/bench_scale.py`` writes each size's medians to ``scale.json``
-(:class:`relatedpages.evaluation.scale.SizeSummary`): the tasks' CPU, the shuffle, what the
+(:class:`relatedpages.bench.scale.SizeSummary`): the tasks' CPU, the shuffle, what the
 jobs wrote to HDFS and the database, all for a known number of crawled pages.  Issue 14's
 plan (``docs/scale.md``, section 4) multiplies those figures per page by a crawl's size and
 divides by a node's capacity; this module does that arithmetic, with every assumption a
@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Sequence
 
-from relatedpages.evaluation.scale import SizeSummary, label
+from relatedpages.bench.scale import SizeSummary, label
 from relatedpages.store.dbformat import PARTITIONS
 
 KB = 1024

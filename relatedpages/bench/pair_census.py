@@ -24,6 +24,7 @@ from filters.urls import normalise_url
 from relatedpages.corpus.ingest import Page, read_pages
 from relatedpages.scoring import similarity as sim
 from relatedpages.scoring.granularity import units
+from relatedpages.scoring.parameters import SimilarityParams
 from segmenter import segment_bytes, segment_record
 
 #: The kinds a generated web's sidecar gives (its topics of hubs and link farms; every other
@@ -83,7 +84,7 @@ def page_records(crawl: Path, keep: Callable[[str], bool] | None = None
 
 
 def pair_census(crawl: Path, topics: Mapping[str, str], link_params: LinkFilterParams,
-                sim_params: sim.SimilarityParams) -> Census:
+                sim_params: SimilarityParams) -> Census:
     """Count the related pairs of every page of ``crawl`` by its kind."""
     by_kind: dict[str, KindCensus] = {HUB: KindCensus(), SPAM: KindCensus(), CONTENT: KindCensus()}
     every: set[int] = set()

@@ -1,6 +1,6 @@
 """CPU time and peak memory of a command's whole process tree, sampled from ``/proc``.
 
-The benchmarks' launcher (:mod:`relatedpages.evaluation.launcher`) reads a child's resource
+The benchmarks' launcher (:mod:`relatedpages.bench.launcher`) reads a child's resource
 usage when it is reaped, which includes only the descendants that were reaped by a waiting
 parent.  Spark's Python worker daemon ignores SIGCHLD, so the kernel discards its workers'
 usage when they exit (and they do the Python work of a ``-r spark`` job): measured that way,

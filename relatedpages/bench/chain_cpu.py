@@ -16,7 +16,7 @@ and that process's peak memory.  If the Python work per pair does not grow with 
 what grows in a cluster run is Hadoop's, and the machine's.
 
 The sample: the pages whose normalised URL hashes (CRC-32) to 0 modulo ``pages // sample``,
-segmented as ``jobs.segment`` does (:func:`relatedpages.evaluation.pair_census.page_records`)
+segmented as ``jobs.segment`` does (:func:`relatedpages.bench.pair_census.page_records`)
 and sorted by URL, as the segment job's output reaches Mapper1.  Mapper1's records are
 sorted bytewise (``LC_ALL=C sort``: the key, then the value, as Hadoop orders
 ``SORT_VALUES`` jobs' lines) before Reducer1 reads them.  Reducer1 sees only the sample's
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from relatedpages.evaluation.pair_census import page_records
+from relatedpages.bench.pair_census import page_records
 
 #: Mapper1's counter of related pairs (jobs.related: CHAIN_GROUP, "related_pairs").
 PAIRS_COUNTER = "related_pairs"

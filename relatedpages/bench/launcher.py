@@ -39,7 +39,7 @@ sys.exit(code if code >= 0 else 128 - code)
 
 def write_python_launcher(work: Path, reports: Path) -> Path:
     """The tasks' ``python_bin``: this interpreter under the benchmarks' launcher
-    (``relatedpages.evaluation.launcher``), which reports the Python process's own peak RSS
+    (``relatedpages.bench.launcher``), which reports the Python process's own peak RSS
     in a file named after the task attempt (Hadoop Streaming puts the job configuration in
     the task's environment, dots as underscores).  Hadoop's memory counter covers the whole
     container: the task JVM, whose shuffle buffers grow with the input up to its heap's

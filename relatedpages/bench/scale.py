@@ -2,7 +2,7 @@
 
 ``scripts/bench_scale.py`` runs the whole pipeline (segment, the block co-citation chain, the
 co-citation fallback, the database) on YARN at several input sizes and container counts, and
-reads each Hadoop job's cost from its job history (:mod:`relatedpages.evaluation.job_history`).
+reads each Hadoop job's cost from its job history (:mod:`relatedpages.bench.job_history`).
 This module holds what is computed from those runs, with no cluster involved: per-stage
 medians, the log-log slope of time against pages (the paper's claim: linear, Fig. 8), the
 memory ratio (the paper's claim: constant memory per task), the tables and the two figures.
@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from relatedpages.evaluation.job_history import JobFigures
+from relatedpages.bench.job_history import JobFigures
 
 #: The pipeline's stages in order; a Hadoop job's stage is ``<script> <step>``.
 STAGE_ORDER = ("segment", "related", "cocitation")
@@ -272,7 +272,7 @@ def format_spark_table(sizes: Sequence[SizeSummary],
 def format_hot_keys_table(without: PipelineRun, with_plan: PipelineRun,
                           predicted: Sequence[float], plan_cost: Sequence[float] = ()) -> str:
     """Related 1 without and with a hot-key plan (the same records), the skew that
-    ``relatedpages.evaluation.key_skew`` predicted for each (``predicted``: without, with),
+    ``relatedpages.bench.key_skew`` predicted for each (``predicted``: without, with),
     and what counting the plan cost (``plan_cost``: the count jobs' wall and CPU seconds)."""
     def first(run: PipelineRun) -> JobFigures:
         return next(job for job in run.jobs if job.name == "related 1")
