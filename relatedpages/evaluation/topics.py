@@ -15,9 +15,10 @@ Protocol:
 3. **Rows**: block co-citation at its defaults (the default preset with its co-citation
    fallback, as ``relatedpages build``), block co-citation with the paper preset at its
    own T = 4 and at T = 0, traditional co-citation at its defaults (min-degree 2: the
-   floor), the naive heading co-citation reference, and the page-level methods of
-   :mod:`relatedpages.baselines.methods` on a link graph of the same pages (as ``eval
-   related`` builds it), at their defaults.
+   floor), the naive heading co-citation reference in its first and its strongest form
+   (:mod:`relatedpages.evaluation.naive`), Marginalia's weighted site cosine, and the
+   page-level methods of :mod:`relatedpages.baselines.methods` on a link graph of the same
+   pages (as ``eval related`` builds it), at their defaults.
    With ``--engine chain`` the rows are the product as ``relatedpages build`` makes it (the
    real mrjob chains, any runner) and the floor (the co-citation job), read back from their
    outputs (:func:`evaluate_topic_outputs`): webs too large for the in-memory oracles.
@@ -179,7 +180,13 @@ def evaluate_topics(crawl: str | Path, k: int = TOP_K,
     ``parallel``: the block co-citation oracles in a forked child beside the other rows
     (:mod:`relatedpages.evaluation.forked`; the same result without)."""
     from filters.anchors import AnchorWords
-    from relatedpages.evaluation.naive import NAIVE, naive_section_related
+    from relatedpages.evaluation.baseline_runs import WEIGHTED_COSINE, weighted_cosine_related
+    from relatedpages.evaluation.naive import (
+        NAIVE,
+        NAIVE_STRONG,
+        naive_heading_related,
+        naive_section_related,
+    )
     from relatedpages.scoring.cocitation import CocitationParams, reference_cocitation
     from relatedpages.scoring.options import preset_link_params
     from relatedpages.scoring.parameters import preset_params
@@ -202,9 +209,12 @@ def evaluate_topics(crawl: str | Path, k: int = TOP_K,
         others: dict[str, RelatedDict] = {
             CHAIN_FLOOR: reference_cocitation(records, CocitationParams(m=k, min_degree=2)),
             NAIVE: naive_section_related(corpus.lists, k),
+            NAIVE_STRONG: naive_heading_related(corpus.lists, k),
         }
+        # the two references of the related-pages table (issue 43): always scored
+        graph = link_graph_of(records, BASELINE_HOSTS_DEFAULT)
+        others[WEIGHTED_COSINE] = weighted_cosine_related(graph, tests, k)
         if baselines:
-            graph = link_graph_of(records, BASELINE_HOSTS_DEFAULT)
             others.update((name, run.related)
                           for name, run in run_baselines(graph, baselines, tests, k).items())
         product, paper = pending.result()
@@ -221,12 +231,13 @@ def evaluate_topics(crawl: str | Path, k: int = TOP_K,
 
 def format_topics(evaluation: TopicEvaluation) -> str:
     """The printed table, then P@15 per topic."""
+    width = max(34, *(len(name) + 2 for name in evaluation.scores))
     lines = [f"Related pages graded by topic on {evaluation.crawl} ({evaluation.pages} pages; "
              f"{evaluation.test_pages} test pages: content pages without a query, linked from "
              ">= 2 pages of other sites; grade 1 = same topic; missing results = 0)", "",
-             f"{'row':<34}{'coverage':>10}{'P@1':>8}{'P@5':>8}{'P@15':>8}"]
+             f"{'row':<{width}}{'coverage':>10}{'P@1':>8}{'P@5':>8}{'P@15':>8}"]
     for name, sc in evaluation.scores.items():
-        lines.append(f"{name:<34}{100 * sc.coverage:>9.1f}%{100 * sc.p1:>7.1f}%"
+        lines.append(f"{name:<{width}}{100 * sc.coverage:>9.1f}%{100 * sc.p1:>7.1f}%"
                      f"{100 * sc.p5:>7.1f}%{100 * sc.p15:>7.1f}%")
     topics = sorted({t for sc in evaluation.scores.values() for t in sc.p15_by_topic})
     lines += ["", "P@15 per topic (cf. paper Fig. 11)",
