@@ -23,9 +23,10 @@ INSTALL_REQUIRES = [
     "fastwarc==2.0.0",
     "charset-normalizer==3.5.2",
     "matplotlib==3.11.2",
-    "tqdm==4.70.1",
+    "tqdm==4.70.1",  # the progress line's bar and rates (jobs/progress.py)
     "flask==3.1.3",  # relatedpages serve: the WSGI app
-    "gunicorn==27.0.1",  # relatedpages serve: the pre-fork production server  # the progress line's bar and rates (jobs/progress.py)
+    "gunicorn==27.0.1",  # relatedpages serve --server gunicorn: the pre-fork server
+    "granian==2.8.7",  # relatedpages serve: the default server, its HTTP core compiled (Rust)
     "numpy==2.4.6",  # the connectivity server's arrays and LLI's SVD (also matplotlib's)
 ]
 

@@ -1,6 +1,8 @@
-"""``relatedpages serve`` (issue 12, item 1), started for real: gunicorn workers on a
-loopback port, answering what ``query --json`` prints, swapping a rebuilt database in with no
-failed request, and never serving one that fails verification."""
+"""``relatedpages serve`` (issue 12, item 1; issue 45, item 2), started for real on each
+server (granian, the default, and gunicorn): workers on a loopback port answering what
+``query --json`` prints, byte for byte as the Flask app always has, swapping a rebuilt
+database in with no failed request, never serving one that fails verification; an ETag per
+database generation (304 while it is current) and the counters of ``/metrics``."""
 from __future__ import annotations
 
 import http.client
@@ -14,6 +16,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -32,23 +35,35 @@ def _records(tag: str) -> list[tuple[str, Any]]:
                      [f"https://{tag}.example/two", 2.0, [["b.example", 2.0, "https://b.example/list", "Two «2»"]],
                       "cocitation"]]),
             # evidence without a citing page, as databases built before issue 43 hold it
-            ("https://other.example/", [[QUERY, 1.0, [["c.example", 1.0]]]])]
+            ("https://other.example/", [[QUERY, 1.0, [["c.example", 1.0]]]]),
+            # integers (answered as floats), an empty fallback name (left out) beside a via
+            ("https://odd.example/", [["https://int.example/", 3, [["d.example", 2], ["e.example", 1.5]], "",
+                                       "https://via.example/"],
+                                      ["https://x.example/", 1.0, [], "site", "https://v.example/"]]),
+            # what a string may hold: quotes, backslashes, brackets, a tab, a tiny float
+            ("https://quote.example/", [["https://q.example/", 1e-05, [
+                ["f.example", 0.5, "https://f.example/", 'a "quote", a \\ back\\slash, a\ttab, [x], ],["']],
+                "cocitation"]])]
+RECORDS = len(_records("first"))
 
 
-def _get(port: int, path: str, body: Any = None, raw: bytes | None = None) -> tuple[int, Any, dict[str, str]]:
+def _get(port: int, path: str, body: Any = None, raw: bytes | None = None,
+         headers: dict[str, str] | None = None) -> tuple[int, Any, Message]:
+    """(status, the JSON body, the headers: names matched in any case, as HTTP's are)."""
     data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
     request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data,
-                                     headers={"Content-Type": "application/json"} if data else {})
+                                     headers={**({"Content-Type": "application/json"} if data else {}),
+                                              **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=guard(10)) as response:
-            return response.status, json.loads(response.read()), dict(response.headers)
+            return response.status, json.loads(response.read()), response.headers
     except urllib.error.HTTPError as error:
         text = error.read()
         try:
-            payload = json.loads(text)
+            payload = json.loads(text) if text else None
         except ValueError:
             payload = text.decode("latin-1")
-        return error.code, payload, dict(error.headers)
+        return error.code, payload, error.headers
 
 
 def _post_chunked(port: int, parts: Iterator[bytes]) -> tuple[int, Any]:
@@ -63,21 +78,42 @@ def _post_chunked(port: int, parts: Iterator[bytes]) -> tuple[int, Any]:
         connection.close()
 
 
-def _related(port: int, url: str, **params: str) -> tuple[int, Any, dict[str, str]]:
+def _related(port: int, url: str, **params: str) -> tuple[int, Any, Message]:
     return _get(port, "/api/related?" + urllib.parse.urlencode({"url": url, **params}))
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[int, Path, subprocess.Popen[str]]]:
+def _fetch(port: int, path: str, **headers: str) -> tuple[int, bytes, Message]:
+    """(status, the body's bytes, the headers) of a GET, whatever its status."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=guard(10)) as response:
+            return response.status, response.read(), response.headers
+    except urllib.error.HTTPError as error:
+        return error.code, error.read(), error.headers
+
+
+def _wait_for_generation(port: int, url: str, expected: str) -> None:
+    """Until every worker answers ``url`` with ``expected`` first (a fresh connection lands
+    on either): the rebuilt database is swapped in everywhere."""
+    deadline = time.monotonic() + guard(10)
+    in_a_row = 0
+    while in_a_row < 6:
+        assert time.monotonic() < deadline, f"{expected} not served within {guard(10):.0f} s"
+        in_a_row = in_a_row + 1 if _related(port, url)[1]["related"][0]["url"] == expected else 0
+        time.sleep(0.05)
+
+
+@pytest.fixture(params=["granian", "gunicorn"])
+def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[int, Path, subprocess.Popen[str]]]:
     db = tmp_path / "db"
     build_database(_records("first"), db, algorithm="block", parameters={}, source=["test"])
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "relatedpages.cli", "serve", "--db", str(db), "--port", str(port),
-         "--workers", "2", "--check-every", "0.2"],
+         "--workers", "2", "--check-every", "0.2", "--server", request.param],
         cwd=REPO, stdout=subprocess.DEVNULL, stderr=(tmp_path / "server.log").open("w"), text=True)
     deadline = time.monotonic() + guard(30)
-    while (tmp_path / "server.log").read_text().count(" ready: block 2 records") < 2:  # both workers
+    while (tmp_path / "server.log").read_text().count(f" ready: block {RECORDS} records") < 2:  # both workers
         assert process.poll() is None, (tmp_path / "server.log").read_text()
         assert time.monotonic() < deadline, f"the server did not come up in {guard(30):.0f} s"
         time.sleep(0.1)
@@ -107,6 +143,101 @@ def test_lookups_are_what_query_json_prints(server: tuple[int, Path, Any]) -> No
     assert [item["url"] for item in answer["related"]] == ["https://first.example/one"]
     assert headers["Content-Security-Policy"].startswith("default-src 'none'")
     assert headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_answers_are_the_bytes_flask_always_sent(server: tuple[int, Path, Any]) -> None:
+    """The lookup answers spliced from stored records (and decoded, for a record with integer
+    scores) are, byte for byte, what ``jsonify(RelatedPagesDB.answer(…))`` made."""
+    from relatedpages.store.db import RelatedPagesDB
+
+    port, db, _ = server
+    with RelatedPagesDB(db) as database:
+        for url in [QUERY, "http://www.hub.example/page/", "https://other.example/", "https://odd.example/",
+                    "https://quote.example/", "https://unknown.example/", "https://hub.example/page?x=«»"]:
+            for n in (None, "1"):
+                status, body, headers = _fetch(port, "/api/related?" + urllib.parse.urlencode(
+                    {"url": url, **({"n": n} if n else {})}))
+                expected = json.dumps(database.answer(url, int(n) if n else None), ensure_ascii=False,
+                                      separators=(",", ":")) + "\n"
+                assert status == 200 and body == expected.encode("utf-8"), url
+                assert headers["Content-Type"] == "application/json"
+    status, body, _ = _fetch(port, "/api/related?url=not+a+url")
+    assert body == b'{"error":"malformed URL: \'not a url\'","status":400}\n'
+
+
+def test_an_answer_carries_its_generations_etag_until_a_rebuild(server: tuple[int, Path, Any]) -> None:
+    port, db, _ = server
+    status, body, headers = _fetch(port, "/api/related?url=" + urllib.parse.quote(QUERY))
+    tag = headers["ETag"]
+    assert status == 200 and tag.startswith('"block-') and headers["Cache-Control"] == "no-cache"
+    for _ in range(6):  # every worker: the same tag for the same generation
+        assert _fetch(port, "/api/related?url=" + urllib.parse.quote(QUERY))[2]["ETag"] == tag
+    path = "/api/related?n=1&url=" + urllib.parse.quote(QUERY)
+    for held in (tag, f"W/{tag}", f'"other", {tag}', "*"):
+        status, body, headers = _fetch(port, path, **{"If-None-Match": held})
+        assert (status, body, headers["ETag"]) == (304, b"", tag), held
+        assert headers["Content-Security-Policy"].startswith("default-src 'none'")
+    assert _fetch(port, path, **{"If-None-Match": '"block-other"'})[0] == 200
+    # a request that is not a lookup answer is answered as one would be, tag or not
+    assert _fetch(port, "/api/related?url=not+a+url", **{"If-None-Match": tag})[0] == 400
+    assert "ETag" not in _fetch(port, "/api/related?url=not+a+url")[2]
+    build_database(_records("second"), db, algorithm="block", parameters={}, source=["test"])
+    _wait_for_generation(port, QUERY, "https://second.example/one")
+    status, body, headers = _fetch(port, path, **{"If-None-Match": tag})
+    assert status == 200 and json.loads(body)["related"][0]["url"] == "https://second.example/one"
+    assert headers["ETag"] not in (tag, None)
+
+
+def _metrics(port: int) -> dict[str, float]:
+    status, body, headers = _fetch(port, "/metrics")
+    assert status == 200 and headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    values = {}
+    for line in body.decode("utf-8").splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            values[name] = float(value)
+    return values
+
+
+def test_metrics_count_lookups_latency_swaps_and_refusals(server: tuple[int, Path, Any],
+                                                          tmp_path: Path) -> None:
+    port, db, _ = server
+    before = _metrics(port)
+    for _ in range(10):
+        assert _related(port, QUERY)[0] == 200
+    assert _related(port, "not a url")[0] == 400
+    assert _related(port, QUERY, algorithm="pagerank")[0] == 404
+    assert _get(port, "/api/related", {"urls": [QUERY, "bad url"]})[0] == 200
+    after = _metrics(port)
+
+    def grew(name: str) -> float:
+        return after[name] - before.get(name, 0.0)
+
+    assert grew('relatedpages_lookups_total{algorithm="block",status="200"}') == 11  # a batch: each URL
+    assert grew('relatedpages_lookups_total{algorithm="block",status="400"}') == 2
+    assert grew('relatedpages_lookups_total{algorithm="(unknown)",status="404"}') == 1
+    assert grew("relatedpages_lookup_seconds_count") == 12  # single lookups only
+    assert grew('relatedpages_lookup_seconds_bucket{le="+Inf"}') == 12
+    assert 0 < grew("relatedpages_lookup_seconds_sum") < 12
+    buckets = [value for name, value in after.items() if name.startswith("relatedpages_lookup_seconds_bucket")]
+    assert buckets == sorted(buckets)  # cumulative
+    # a rebuild: swapped in by both workers; a corrupt copy: refused by both
+    build_database(_records("second"), db, algorithm="block", parameters={}, source=["test"])
+    _wait_for_generation(port, QUERY, "https://second.example/one")
+    deadline = time.monotonic() + guard(10)
+    while _metrics(port)['relatedpages_swaps_total{database="block"}'] < 2:
+        assert time.monotonic() < deadline, _metrics(port)
+        time.sleep(0.1)
+    candidate = tmp_path / "candidate"
+    build_database(_records("corrupt"), candidate, algorithm="block", parameters={}, source=["test"])
+    part = next(p for p in sorted(candidate.glob("part-*")) if b"corrupt" in p.read_bytes())
+    part.write_bytes(part.read_bytes().replace(b"corrupt", b"Corrupt", 1))
+    os.rename(db, tmp_path / "old")
+    os.rename(candidate, db)
+    while _metrics(port)['relatedpages_errors_total{kind="database_refused"}'] < 2:
+        assert time.monotonic() < deadline, _metrics(port)
+        time.sleep(0.1)
+    assert _metrics(port)['relatedpages_errors_total{kind="server_error"}'] == 0
 
 
 def test_errors_are_json_with_their_status(server: tuple[int, Path, Any]) -> None:
@@ -162,7 +293,7 @@ def test_health_and_openapi(server: tuple[int, Path, Any]) -> None:
     status, health, _ = _get(port, "/api/health")
     assert status == 200 and health["status"] == "ok"
     block = health["databases"]["block"]
-    assert block["records"] == 2 and block["algorithm"] == "block" and block["problem"] is None
+    assert block["records"] == RECORDS and block["algorithm"] == "block" and block["problem"] is None
     assert block["built_at"] == json.loads((db / "manifest.json").read_text())["built_at"]
     status, spec, _ = _get(port, "/api/openapi.json")
     assert status == 200 and spec["openapi"].startswith("3.")
@@ -238,7 +369,8 @@ def test_a_corrupt_database_is_never_served(server: tuple[int, Path, Any], tmp_p
 def test_serve_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path) -> None:
     for args, message in (([], "give at least one --db"),
                           (["--db", str(tmp_path / "missing")], "--db"),
-                          (["--db", str(tmp_path), "--workers", "0"], "--workers")):
+                          (["--db", str(tmp_path), "--workers", "0"], "--workers"),
+                          (["--db", str(tmp_path), "--threads", "4"], "granian answers on one thread")):
         done = subprocess.run([sys.executable, "-m", "relatedpages.cli", "serve", *args], cwd=REPO,
                               capture_output=True, text=True, timeout=guard(60))
         assert done.returncode == 2 and message in done.stderr

@@ -1,6 +1,6 @@
-"""``relatedpages serve --db DIR [--db NAME=DIR …] [--links DIR]``: answer lookups over
-HTTP (the JSON of ``query --json``) on a multi-process server, loopback by default;
-rebuilt databases are swapped in without a failed request (README, "Serving lookups")."""
+"""``relatedpages serve --db DIR [--db NAME=DIR …] [--links DIR] [--server granian|gunicorn]``:
+answer lookups over HTTP (the JSON of ``query --json``) on a multi-process server, loopback
+by default; rebuilt databases are swapped in without a failed request (docs/guides/serving.md)."""
 from __future__ import annotations
 
 import argparse
@@ -12,7 +12,14 @@ from relatedpages.commands.common import EXIT_FAILURE, EXIT_OK, UsageError
 
 
 def add_parser(commands: Any) -> None:
-    from relatedpages.serve.server import HOST_DEFAULT, PORT_DEFAULT, THREADS_DEFAULT, WORKERS_DEFAULT
+    from relatedpages.serve.server import (
+        HOST_DEFAULT,
+        PORT_DEFAULT,
+        SERVER_DEFAULT,
+        THREADS_DEFAULT,
+        WORKERS_DEFAULT,
+        ServerKind,
+    )
     from relatedpages.serve.sources import CHECK_EVERY_DEFAULT
 
     serve = commands.add_parser("serve", help="answer lookups over HTTP (JSON API)")
@@ -27,9 +34,14 @@ def add_parser(commands: Any) -> None:
     serve.add_argument("--port", type=int, default=PORT_DEFAULT, help="Default: %(default)s")
     serve.add_argument("--workers", type=int, default=WORKERS_DEFAULT,
                        help="server processes (each with its own open databases). Default: %(default)s")
+    serve.add_argument("--server", choices=[kind.value for kind in ServerKind], default=SERVER_DEFAULT.value,
+                       help="the HTTP server: granian (compiled HTTP core; lookups skip Flask) or "
+                            "gunicorn (Flask answers everything; scripts/bench_serve.py measures "
+                            "both). Default: %(default)s")
     serve.add_argument("--threads", type=int, default=THREADS_DEFAULT,
-                       help="request threads per worker (lookups hold the interpreter lock; "
-                            "more threads help only slow --links methods). Default: %(default)s")
+                       help="request threads per gunicorn worker (lookups hold the interpreter "
+                            "lock; more threads help only slow --links methods; granian answers "
+                            "on one). Default: %(default)s")
     serve.add_argument("--check-every", type=float, default=CHECK_EVERY_DEFAULT, metavar="SECONDS",
                        help="how often each worker looks for a rebuilt database. Default: %(default)s")
     serve.set_defaults(run=run)
@@ -57,7 +69,7 @@ def _named_databases(given: list[str]) -> dict[str, Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from relatedpages.serve.server import ServeSettings
+    from relatedpages.serve.server import ServerKind, ServeSettings
     from relatedpages.serve.server import run as serve
 
     if not args.db and not args.links:
@@ -68,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
     if args.threads < 1:
         raise UsageError(f"--threads must be at least 1, got {args.threads}")
+    server = ServerKind(args.server)
+    if server is ServerKind.GRANIAN and args.threads != 1:
+        raise UsageError(f"--threads {args.threads}: granian answers on one thread per worker; "
+                         "give --server gunicorn for more")
     if args.check_every <= 0:
         raise UsageError(f"--check-every must be positive, got {args.check_every}")
     databases = _named_databases(args.db)
@@ -87,11 +103,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"relatedpages: serving on {args.host}, beyond this machine", file=sys.stderr)
     print(f"relatedpages serve: http://{args.host}:{args.port}/api/health  "
           f"({', '.join(databases) or 'no database'}"
-          f"{'; link index ' + args.links if args.links else ''}; {args.workers} workers)",
+          f"{'; link index ' + args.links if args.links else ''}; {server.value}, {args.workers} workers)",
           file=sys.stderr, flush=True)
     try:
         serve(ServeSettings(databases, Path(args.links) if args.links else None, args.host,
-                            args.port, args.workers, args.threads, args.check_every))
+                            args.port, args.workers, args.threads, args.check_every, server))
     except SystemExit as stop:  # gunicorn exits on a port in use, a failed worker boot
         return EXIT_FAILURE if stop.code not in (0, None) else EXIT_OK
     return EXIT_OK

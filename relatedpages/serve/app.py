@@ -1,46 +1,49 @@
 """The HTTP API of ``relatedpages serve`` (a Flask WSGI app): lookups that return exactly
 what ``relatedpages query --json`` prints, in one request or a batch, the databases' health,
-and an OpenAPI description.  Every error is JSON with its status.
+the server's counters and an OpenAPI description.  Every error is JSON with its status.
 
-    GET  /api/related?url=U[&algorithm=A][&n=N]   one lookup
+    GET  /api/related?url=U[&algorithm=A][&n=N]   one lookup (ETag per database generation)
     POST /api/related  {"urls": [U, …], "algorithm": A, "n": N}   a batch
     GET  /api/health                                each database: algorithm, build, records, verified
     GET  /api/openapi.json
+    GET  /metrics                                   counters, Prometheus' text format
     GET  /                                          the explorer page (static/explore.*)
+
+The lookups themselves are :class:`relatedpages.serve.related.Lookups`; the server's
+compiled-core front (:mod:`relatedpages.serve.rsgi`) answers ``GET /api/related`` through
+them too, and hands everything else to this app.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from relatedpages.serve.sources import Sources
-from relatedpages.store.db import DatabaseError
+from relatedpages.serve.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from relatedpages.serve.metrics import ErrorKind
+from relatedpages.serve.related import (  # noqa: F401  (the names users of this module know)
+    API_SECURITY_HEADERS,
+    MAX_BATCH,
+    MAX_N,
+    MAX_URL_CHARS,
+    ApiError,
+    Lookups,
+    Methods,
+    Reply,
+)
 
-#: Results per lookup at most (a database holds M = 15 per page by default).
-MAX_N = 100
-#: URLs per batch at most, and the largest request body.
-MAX_BATCH = 1000
+#: The largest request body.
 MAX_BODY_BYTES = 1 << 20
 #: An oversized body is read and dropped up to this many bytes before the 413 is sent, so a
 #: client still sending sees the answer rather than a reset (werkzeug's get_input_stream
 #: warns of it; gunicorn's graceful close drains only 64 KiB).  Beyond it the connection is
 #: cut, and such a client may see a reset: reading more would let anyone hold a thread.
 DRAIN_BODY_BYTES = 16 << 20
-#: The longest URL a lookup takes (longer: 414), and the longest request line the server
-#: reads at all (gunicorn's own limit; longer: its own 414).
-MAX_URL_CHARS = 4096
+#: The longest request line the server reads at all (longer: 414).
 MAX_REQUEST_LINE = 8190
-#: The API returns data only: nothing in it may load or run anything in a browser.
-API_SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
 #: The explorer runs only its own script and style, and talks only to this server: no
 #: inline script (an injected one would not run), no other origin, no plugin, no framing.
 PAGE_SECURITY_HEADERS = {
@@ -53,90 +56,29 @@ PAGE_SECURITY_HEADERS = {
 STATIC = Path(__file__).resolve().parent / "static"
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
+def _response(reply: Reply) -> Response:
+    response = Response(reply.body, status=reply.status, headers=list(reply.headers))
+    if reply.status == 304:
+        del response.headers["Content-Type"]  # werkzeug's default; a 304 has no body
+    return response
 
 
-@dataclass
-class Methods:
-    """The link index's page-level methods (``--links``): the graph and their parameters."""
-
-    graph: Any
-    params: dict[str, Any]
-    path: str
-
-
-def create_app(sources: Sources, methods: Methods | None = None) -> Flask:
-    """The WSGI app over ``sources`` (and the ``--links`` methods)."""
+def create_app(lookups: Lookups) -> Flask:
+    """The WSGI app answering from ``lookups`` (one worker's databases, methods, counters)."""
     app = Flask("relatedpages.serve", static_folder=str(STATIC), static_url_path="/static")
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
-    link_names = list(methods.params) if methods is not None else []
-    default_algorithm = (sources.names() or link_names or [""])[0]
-
-    def algorithm_of(value: Any) -> str:
-        name = default_algorithm if value in (None, "") else value
-        if not isinstance(name, str) or (name not in sources.sources and name not in link_names):
-            raise ApiError(404, f"unknown algorithm {name!r}; this server answers with "
-                                f"{', '.join(sources.names() + link_names)}")
-        return name
-
-    def limit_of(value: Any) -> int | None:
-        if value in (None, ""):
-            return None
-        try:
-            n = int(value)
-        except (TypeError, ValueError):
-            raise ApiError(400, f"n must be a whole number, got {value!r}") from None
-        if not 1 <= n <= MAX_N:
-            raise ApiError(400, f"n must be between 1 and {MAX_N}, got {n}")
-        return n
-
-    def lookup(url: Any, algorithm: str, limit: int | None) -> dict[str, Any]:
-        if not isinstance(url, str) or not url.strip():
-            raise ApiError(400, "url is required")
-        if len(url) > MAX_URL_CHARS:
-            raise ApiError(414, f"URL of {len(url)} characters; at most {MAX_URL_CHARS}")
-        try:
-            if algorithm in sources.sources:
-                database = sources.database(algorithm)
-                if database is None:
-                    raise ApiError(503, f"{algorithm}: no database to answer from "
-                                        f"({sources.sources[algorithm].problem})")
-                return database.answer(url, limit)
-            from relatedpages.baselines.methods import links_answer
-
-            assert methods is not None
-            return links_answer(methods.graph, url, algorithm, methods.params[algorithm], limit)
-        except ValueError:
-            raise ApiError(400, f"malformed URL: {url!r}") from None
-        except DatabaseError as error:
-            raise ApiError(503, str(error)) from None
+    sources, methods = lookups.sources, lookups.methods
 
     @app.get("/api/related")
     def related_one() -> Any:
-        algorithm = algorithm_of(request.args.get("algorithm"))
-        return jsonify(lookup(request.args.get("url"), algorithm, limit_of(request.args.get("n"))))
+        return _response(lookups.get(request.query_string.decode(), request.headers.get("If-None-Match")))
 
     @app.post("/api/related")
     def related_batch() -> Any:
         body = json_body(request.environ, request.is_json, MAX_BODY_BYTES)
-        if not isinstance(body, dict) or not isinstance(body.get("urls"), list):
-            raise ApiError(400, 'expected a JSON object {"urls": [URL, …], "algorithm": …, "n": …}')
-        urls = body["urls"]
-        if len(urls) > MAX_BATCH:
-            raise ApiError(413, f"{len(urls)} URLs in one batch; at most {MAX_BATCH}")
-        algorithm, limit = algorithm_of(body.get("algorithm")), limit_of(body.get("n"))
-        results = []
-        for url in urls:
-            try:
-                results.append(lookup(url, algorithm, limit))
-            except ApiError as error:  # one bad URL does not fail the batch
-                results.append({"query": url, "error": str(error), "status": error.status})
-        return jsonify({"algorithm": algorithm, "results": results})
+        return Response(lookups.batch(body), content_type="application/json")
 
     @app.get("/api/health")
     def health() -> Any:
@@ -148,13 +90,17 @@ def create_app(sources: Sources, methods: Methods | None = None) -> Flask:
             "databases": databases,
         }
         if methods is not None:
-            payload["links"] = {"path": methods.path, "algorithms": link_names,
+            payload["links"] = {"path": methods.path, "algorithms": lookups.link_names,
                                 "nodes": len(methods.graph), "links": int(methods.graph.edges)}
         return jsonify(payload), 200 if serving else 503
 
     @app.get("/api/openapi.json")
     def openapi() -> Any:
-        return jsonify(openapi_document(sources.names() + link_names))
+        return jsonify(openapi_document(lookups.names()))
+
+    @app.get("/metrics")
+    def metrics() -> Any:
+        return Response(lookups.metrics.render(), content_type=METRICS_CONTENT_TYPE)
 
     @app.get("/")
     def explore() -> Any:
@@ -167,13 +113,15 @@ def create_app(sources: Sources, methods: Methods | None = None) -> Flask:
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Any:
         status = error.code or 500
+        if status >= 500:
+            lookups.metrics.error(ErrorKind.SERVER_ERROR)
         return jsonify({"error": error.description, "status": status}), status
 
     @app.after_request
     def secure(response: Response) -> Response:
-        api = request.path.startswith("/api/")
-        response.headers.update(API_SECURITY_HEADERS if api else PAGE_SECURITY_HEADERS)
-        response.headers.setdefault("Cache-Control", "no-store" if api else "no-cache")
+        data = request.path.startswith("/api/") or request.path == "/metrics"
+        response.headers.update(API_SECURITY_HEADERS if data else PAGE_SECURITY_HEADERS)
+        response.headers.setdefault("Cache-Control", "no-store" if data else "no-cache")
         return response
 
     return app
@@ -234,11 +182,25 @@ def openapi_document(algorithms: list[str]) -> dict[str, Any]:
             "/api/related": {
                 "get": {
                     "summary": "the related pages of one URL",
+                    "description": (
+                        "An answer from a database carries the ETag of the database generation "
+                        "that answered (Cache-Control: no-cache): the same until a rebuilt "
+                        "database is swapped in. Sent back in If-None-Match, it gets a 304 "
+                        "without a body while it is still current. Answers of the --links "
+                        "methods carry none."),
                     "parameters": [{"name": "url", "in": "query", "required": True,
-                                    "schema": {"type": "string"}}, algorithm, n],
+                                    "schema": {"type": "string"}}, algorithm, n,
+                                   {"name": "If-None-Match", "in": "header", "required": False,
+                                    "schema": {"type": "string"},
+                                    "description": "the ETag of an answer held: 304 if unchanged"}],
                     "responses": {
                         "200": {"description": "an answer; found = false for an unknown page",
+                                "headers": {"ETag": {
+                                    "description": "the database generation that answered",
+                                    "schema": {"type": "string"}}},
                                 "content": {"application/json": {"schema": answer}}},
+                        "304": {"description": "If-None-Match names the generation that would "
+                                               "answer: the answer held is current"},
                         "400": {"description": "malformed URL or parameter",
                                 "content": {"application/json": {"schema": error}}},
                         "404": {"description": "unknown algorithm",
@@ -268,6 +230,13 @@ def openapi_document(algorithms: list[str]) -> dict[str, Any]:
                                                "whether it verified, why a newer one is not served",
                                     "responses": {"200": {"description": "serving"},
                                                   "503": {"description": "a database has nothing to serve"}}}},
+            "/metrics": {"get": {
+                "summary": "the server's counters in Prometheus' text format, summed over its "
+                           "worker processes: relatedpages_lookups_total{algorithm, status}, "
+                           "relatedpages_lookup_seconds (histogram), "
+                           "relatedpages_swaps_total{database}, relatedpages_errors_total{kind}",
+                "responses": {"200": {"description": "the counters",
+                                      "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
         },
         "components": {"schemas": {
             "Error": {"type": "object", "properties": {"error": {"type": "string"},

@@ -7,7 +7,8 @@ A watcher thread stats every path once per ``check_every`` seconds; a new identi
 with full verification (every checksum, :class:`relatedpages.store.db.Verify`) in the
 background, then swapped in by one reference assignment.  Every worker opens every database with the same full check when it starts.  The old
 generation stays open for ``grace`` seconds, so requests that hold it finish; a candidate that fails verification is
-never served: the old one keeps answering and :meth:`Sources.health` says why.
+never served: the old one keeps answering and :meth:`Sources.health` says why.  Swaps,
+refusals and failed looks are counted in the worker's :class:`~relatedpages.serve.metrics.Metrics`.
 """
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from relatedpages.store.db import DatabaseError, RelatedPagesDB, Verify
+from relatedpages.serve.answers import StoredRelatedDB
+from relatedpages.serve.metrics import ErrorKind, Metrics
+from relatedpages.store.db import DatabaseError, Verify
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +47,7 @@ class Source:
 
     name: str
     path: Path
-    database: RelatedPagesDB | None = None
+    database: StoredRelatedDB | None = None
     identity: tuple[int, int] | None = None
     swaps: int = 0  # every generation served was opened with every checksum checked
     refused: tuple[int, int] | None = None  # the identity that failed (not retried)
@@ -72,8 +75,9 @@ class Sources:
     paths: dict[str, Path]
     check_every: float = CHECK_EVERY_DEFAULT
     grace: float = GRACE_DEFAULT
+    metrics: Metrics | None = None
     sources: dict[str, Source] = field(default_factory=dict)
-    _retired: list[tuple[float, RelatedPagesDB]] = field(default_factory=list)
+    _retired: list[tuple[float, StoredRelatedDB]] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -86,7 +90,7 @@ class Sources:
     def names(self) -> list[str]:
         return list(self.sources)
 
-    def database(self, name: str) -> RelatedPagesDB | None:
+    def database(self, name: str) -> StoredRelatedDB | None:
         """The generation of ``name`` to answer from now (None: nothing servable)."""
         return self.sources[name].database
 
@@ -132,10 +136,12 @@ class Sources:
         swap it in; or keep what is served and say why."""
         identity = folder_identity(source.path)
         try:
-            database = RelatedPagesDB(source.path, verify=Verify.FULL)
+            database = StoredRelatedDB(source.path, verify=Verify.FULL)
         except (DatabaseError, OSError) as error:
             source.refused, source.problem = identity, str(error)
             logger.warning("%s: not serving %s: %s", source.name, source.path, error)
+            if self.metrics is not None:
+                self.metrics.error(ErrorKind.DATABASE_REFUSED)
             return
         old = source.database
         source.database, source.identity, source.refused = database, identity, None
@@ -143,6 +149,8 @@ class Sources:
         source.loaded_at = time.time()
         if old is not None:
             source.swaps += 1
+            if self.metrics is not None:
+                self.metrics.swap(source.name)
             self._retired.append((time.monotonic(), old))
             logger.info("%s: now serving %s (%d records)", source.name, database.manifest.built_at,
                         database.manifest.records)
@@ -153,3 +161,5 @@ class Sources:
                 self.check()
             except Exception:  # the watcher must outlive any one bad look
                 logger.exception("database watcher")
+                if self.metrics is not None:
+                    self.metrics.error(ErrorKind.WATCHER_FAILED)

@@ -1,0 +1,140 @@
+"""The answer to one lookup as the bytes the API sends, spliced from the stored record.
+
+A stored record is the related list as compact JSON (``[[url, score, [[site, weight, …],
+…], fallback?, via?], …]``, :mod:`relatedpages.store.db`); the answer holds the same list
+with each entry as an object.  Decoding it into objects and encoding it again costs most of
+a lookup, mostly in reading and writing ~90 floats, so :func:`related_bytes` rewrites only
+the entries' brackets and names around the stored bytes.  That is exact because the build
+wrote the record with the very encoder the API uses (compact separators, ``ensure_ascii``
+off, floats as ``repr``): the same strings and floats encode to the same bytes.  A record
+the rewrite does not recognise in full (an integer score or weight, which the API writes as
+a float; an empty fallback name, which it leaves out) takes the decoded route
+(:func:`decoded_related`), the library's own (``RelatedPagesDB.answer``).
+
+    >>> related_bytes(b'[["https://b.example/",2.5,[["hub.example",1.0]],"cocitation"]]', None)
+    b'[{"url":"https://b.example/","score":2.5,"evidence":[["hub.example",1.0]],"fallback":"cocitation"}]'
+    >>> related_bytes(b'[["https://b.example/",2,[]]]', None) is None  # an integer score
+    True
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from typing import Any
+
+from filters.spelling import spelling_variants
+from relatedpages.store.db import DatabaseError, DatabaseProblem, Manifest, PartitionedDB, RelatedPagesDB, Verify
+
+#: Part of every ETag: a change to what an answer holds for the same database changes it.
+ANSWER_FORMAT = 1
+
+#: What Flask's ``jsonify`` writes for the app (``sort_keys`` and ``ensure_ascii`` off).
+encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+# a float as repr writes it (a '.' or an exponent): never an integer, which the API rewrites
+_FLOAT = rb"-?\d+(?:\.\d+(?:[eE][-+]?\d+)?|[eE][-+]?\d+)"
+_EVIDENCE = rb"\[" + _STRING + rb"," + _FLOAT + rb"(?:," + _STRING + rb"," + _STRING + rb")?\]"
+#: One entry at the position it is tried (never searched for: a string may hold anything),
+#: then the byte after it: ',' (another entry follows) or ']' (the list ends).
+_ENTRY = re.compile(
+    rb"\[(" + _STRING + rb"),(" + _FLOAT + rb"),(\[(?:" + _EVIDENCE + rb"(?:," + _EVIDENCE + rb")*)?\])"
+    rb"(?:,(" + _STRING + rb")(?:,(" + _STRING + rb"))?)?\]([,\]])")
+_EMPTY_STRING = b'""'
+
+
+class StoredRelatedDB(PartitionedDB[bytes]):
+    """A related-pages database (what :class:`~relatedpages.store.db.RelatedPagesDB` reads)
+    whose lookups return the stored JSON bytes of a record, undecoded; safe to share between
+    threads.  :attr:`tag` is the ETag of its answers (:func:`generation_tag`): it comes
+    with the generation, so a swap changes both at once."""
+
+    ACCEPTS = RelatedPagesDB.ACCEPTS
+
+    def __init__(self, path: str | os.PathLike[str], *, verify: Verify | str = Verify.SIZES):
+        super().__init__(path, verify=verify)
+        self.tag = generation_tag(self.manifest)
+
+    def stored(self, url: str) -> tuple[str, bytes] | None:
+        """(the stored spelling that matched, its record's JSON bytes) for the normalised
+        ``url`` under any of its spellings, as ``RelatedPagesDB.find`` looks; None when
+        none is stored.  Raises :class:`DatabaseError` for a corrupt partition."""
+        for spelling in spelling_variants(url):
+            found = self._lookup(spelling.encode("utf-8"))
+            if found is not None:
+                return spelling, found
+        return None
+
+    def _decode_value(self, data: bytes) -> bytes:
+        return data
+
+
+def related_bytes(record: bytes, limit: int | None) -> bytes | None:
+    """The answer's ``related`` list (its first ``limit`` entries) rewritten from the
+    stored ``record``; None when the record is not one the rewrite reproduces exactly."""
+    if record == b"[]":
+        return record
+    parts = [b"["]
+    position, count, match = 1, 0, _ENTRY.match
+    while True:
+        entry = match(record, position)
+        if entry is None:
+            return None
+        url, score, evidence, fallback, via, after = entry.groups()
+        parts.append(b'%s{"url":%s,"score":%s,"evidence":%s' % (b"," if count else b"", url, score, evidence))
+        # the library leaves out an empty fallback or via (RelatedPagesDB.answer)
+        if fallback is not None and fallback != _EMPTY_STRING:
+            parts.append(b',"fallback":' + fallback)
+        if via is not None and via != _EMPTY_STRING:
+            parts.append(b',"via":' + via)
+        parts.append(b"}")
+        count += 1
+        position = entry.end()
+        if after == b"]":
+            if position != len(record):
+                return None
+            break
+        if limit is not None and count >= limit:
+            break
+    parts.append(b"]")
+    return b"".join(parts)
+
+
+def decoded_related(database: PartitionedDB[Any], record: bytes, limit: int | None) -> list[dict[str, Any]]:
+    """The answer's ``related`` list from ``record`` decoded, as ``RelatedPagesDB.answer``
+    builds it (scores and weights as floats, empty fallback and via left out).  Raises
+    :class:`DatabaseError` for a record that does not decode."""
+    try:
+        return [{"url": entry[0], "score": float(entry[1]),
+                 "evidence": [[item[0], float(item[1]), *item[2:]] for item in entry[2]],
+                 **({"fallback": entry[3]} if len(entry) >= 4 and entry[3] else {}),
+                 **({"via": entry[4]} if len(entry) >= 5 and entry[4] else {})}
+                for entry in json.loads(record)[:limit]]
+    except (UnicodeDecodeError, ValueError, TypeError, IndexError, KeyError):
+        raise DatabaseError(DatabaseProblem.CORRUPT, database.path, "a record that does not decode") from None
+
+
+def answer_bytes(database: StoredRelatedDB, query: str, url: str, limit: int | None) -> bytes:
+    """The JSON of ``RelatedPagesDB.answer(query, limit)``, byte for byte as the API
+    encodes it (without the final line break), for ``query`` whose normalised URL is
+    ``url``."""
+    head = b'{"query":%s,"url":%s,"found":' % (encode_json(query).encode("utf-8"),
+                                               encode_json(url).encode("utf-8"))
+    found = database.stored(url)
+    if found is None:
+        return head + b'false,"matched":null,"related":[]}'
+    matched, record = found
+    related = related_bytes(record, limit)
+    if related is None:
+        related = encode_json(decoded_related(database, record, limit)).encode("utf-8")
+    return head + b'true,"matched":%s,"related":%s}' % (encode_json(matched).encode("utf-8"), related)
+
+
+def generation_tag(manifest: Manifest) -> str:
+    """The ETag of every answer from one generation of a database: a digest of its
+    manifest (its build time and every partition's checksum) and :data:`ANSWER_FORMAT`,
+    so the same on every worker and every machine that serves that generation."""
+    digest = hashlib.sha256(json.dumps([ANSWER_FORMAT, manifest.to_json()], sort_keys=True).encode())
+    return f'"{manifest.algorithm}-{digest.hexdigest()[:20]}"'
