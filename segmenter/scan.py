@@ -16,10 +16,11 @@ CIELAB distance between its font colour and background colour (Eq. 1).
 
 The scan is defined in :mod:`segmenter.sections` (what it makes) and implemented twice:
 in pure Python (:mod:`segmenter.scanner`, an lxml parser target) and compiled
-(``native_scan.pyx``).  When the package's install compiled ``native_scan.pyx`` (setup.py;
-README "Speed"), :func:`scan_html` runs that: the same state machine on the same parser
-events, received in C (libxml2's SAX callbacks, no Python call per event), calling back into
-the pure-Python scanner for styles, sheets and URLs.  This module picks the one to run.
+(``native_scan.pyx`` and the modules it cimports).  When the package's install compiled
+them (setup.py; README "Speed"), :func:`scan_html` runs that: the same state machine on the
+same parser events, received in C (libxml2's SAX callbacks, no Python call per event),
+calling back into the pure-Python scanner for styles, sheets and URLs.  This module picks
+the one to run.
 """
 from __future__ import annotations
 
