@@ -5,7 +5,21 @@ from pathlib import Path
 from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).resolve().parent
-NATIVE_SCAN = "segmenter/native_scan.pyx"
+#: The compiled scan: one extension module per .pyx, cimporting each other's .pxd
+#: (segmenter/native_scan.pyx says which does what).
+NATIVE_SOURCES = "segmenter/native_*.pyx"
+
+
+def native_sources_sha256() -> str:
+    """sha256 of the compiled scan's sources, every ``segmenter/native_*.pyx`` and ``.pxd``
+    by name: the same digest as ``segmenter.scan.native_sources_sha256`` (which compares it
+    with the one the compiled scan was built with)."""
+    digest = hashlib.sha256()
+    sources = [*(HERE / "segmenter").glob("native_*.pyx"), *(HERE / "segmenter").glob("native_*.pxd")]
+    for path in sorted(sources, key=lambda path: path.name):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
 
 # Pinned to versions that work together on Python 3.11 (mrjob 0.7.4 is the last
 # release and imports `pipes`, removed in 3.13).  colormath2 is the maintained
@@ -61,18 +75,21 @@ def native_extensions() -> list[Extension]:
         from Cython.Build import cythonize
         from Cython.Compiler.Errors import CompileError
     except ImportError as error:
-        print(f"relatedpages: {NATIVE_SCAN} not compiled ({error}): pure-Python segmenter")
+        print(f"relatedpages: {NATIVE_SOURCES} not compiled ({error}): pure-Python segmenter")
         return []
-    digest = hashlib.sha256((HERE / NATIVE_SCAN).read_bytes()).hexdigest()
-    extension = Extension(
-        "segmenter.native_scan", [NATIVE_SCAN], include_dirs=lxml.get_include(),
-        # segmenter.scan uses the module only while the .pyx it was built from is unchanged
-        define_macros=[("NATIVE_SCAN_SOURCE_SHA256", f'"{digest}"')],
-    )
+    # segmenter.scan uses the compiled scan only while the sources it was built from are unchanged
+    digest = native_sources_sha256()
+    extensions = [
+        Extension(f"segmenter.{path.stem}", [str(path.relative_to(HERE))],
+                  include_dirs=lxml.get_include(),
+                  define_macros=[("NATIVE_SCAN_SOURCE_SHA256", f'"{digest}"')]
+                  if path.stem == "native_scan" else [])
+        for path in sorted((HERE / "segmenter").glob("native_*.pyx"))
+    ]
     try:
-        extensions = cythonize([extension], quiet=True, compiler_directives={"language_level": 3})
+        extensions = cythonize(extensions, quiet=True, compiler_directives={"language_level": 3})
     except CompileError as error:
-        print(f"relatedpages: {NATIVE_SCAN} not compiled ({error}): pure-Python segmenter")
+        print(f"relatedpages: {NATIVE_SOURCES} not compiled ({error}): pure-Python segmenter")
         return []
     for built in extensions:
         built.optional = True  # a C compiler error is a warning (cythonize drops the flag)
@@ -87,7 +104,7 @@ setup(
     python_requires=">=3.11,<3.12",
     packages=find_packages(include=["relatedpages*", "jobs*", "segmenter*", "filters*"]),
     package_data={"filters": ["data/*"], "relatedpages": ["serve/static/*", "study/static/*"],
-                  "segmenter": ["native_scan.pyi"]},
+                  "segmenter": ["native_*.pyi"]},
     # the configuration a user edits (filters/config.py finds it: a checkout's conf/ first)
     data_files=[("share/relatedpages/conf", ["conf/mrjob.conf", "conf/sites.tsv",
                                              "conf/stoplist.txt", "conf/relatedpages.cron"])],

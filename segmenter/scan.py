@@ -16,10 +16,11 @@ CIELAB distance between its font colour and background colour (Eq. 1).
 
 The scan is defined in :mod:`segmenter.sections` (what it makes) and implemented twice:
 in pure Python (:mod:`segmenter.scanner`, an lxml parser target) and compiled
-(``native_scan.pyx``).  When the package's install compiled ``native_scan.pyx`` (setup.py;
-README "Speed"), :func:`scan_html` runs that: the same state machine on the same parser
-events, received in C (libxml2's SAX callbacks, no Python call per event), calling back into
-the pure-Python scanner for styles, sheets and URLs.  This module picks the one to run.
+(``native_scan.pyx`` and the modules it cimports).  When the package's install compiled
+them (setup.py; README "Speed"), :func:`scan_html` runs that: the same state machine on the
+same parser events, received in C (libxml2's SAX callbacks, no Python call per event),
+calling back into the pure-Python scanner for styles, sheets and URLs.  This module picks
+the one to run.
 """
 from __future__ import annotations
 
@@ -76,20 +77,34 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+def native_sources_sha256(folder: Path = Path(__file__).parent) -> str | None:
+    """sha256 of the compiled scan's sources in ``folder`` (every ``native_*.pyx`` and
+    ``native_*.pxd``, by name: setup.py's ``native_sources_sha256``), None where there are
+    none (an installed wheel)."""
+    sources = sorted([*folder.glob("native_*.pyx"), *folder.glob("native_*.pxd")],
+                     key=lambda path: path.name)
+    if not sources:
+        return None
+    digest = hashlib.sha256()
+    for path in sources:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def load_native() -> ModuleType | None:
-    """The compiled scan ``segmenter.native_scan`` (built from ``native_scan.pyx`` by the
+    """The compiled scan ``segmenter.native_scan`` (built from ``native_*.pyx`` by the
     package's install, setup.py), or None: not built, built for another platform or lxml,
-    or stale (the .pyx beside it changed since: rebuild with ``pip install -e .``)."""
+    or stale (a .pyx or .pxd beside it changed since: rebuild with ``pip install -e .``)."""
     try:
         from segmenter import native_scan
     except ImportError as error:
         logger.debug("compiled scan unavailable (%s): pure-Python scan", error)
         return None
-    source = Path(__file__).with_name("native_scan.pyx")
-    if source.is_file() and hashlib.sha256(source.read_bytes()).hexdigest() != \
-            native_scan.SOURCE_SHA256:
+    digest = native_sources_sha256()
+    if digest is not None and digest != native_scan.SOURCE_SHA256:
         logger.warning("%s changed since it was compiled: pure-Python scan until "
-                       "`pip install -e .` rebuilds it", source)
+                       "`pip install -e .` rebuilds it",
+                       Path(__file__).with_name("native_*.{pyx,pxd}"))
         return None
     return native_scan
 

@@ -1,8 +1,9 @@
 """The pure-Python scan: lxml's parser events through a parser target that cuts the page
 into sections and computes each text element's style (inline styles, ``bgcolor``,
 ``<font>``, simple ``<style>`` rules; Eq. 1's CIELAB distance).  The compiled scan
-(``native_scan.pyx``) drives the same state machine from C and calls back into this
-module's scanner for styles, sheets and URLs, so the rules live in one place."""
+(``native_scan.pyx``, ``native_walker.pyx``) drives the same state machine from C and calls
+back into this module's scanner for styles, sheets and URLs, so the rules live in one
+place."""
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, TypeAlias, cast

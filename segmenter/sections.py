@@ -4,7 +4,7 @@ word count (paper, "The HTML segmentation flow", scanning stage; ``segmenter.sca
 ``segmenter.adjust`` merges).
 
 Both scans build these: the pure-Python parser target (:mod:`segmenter.scanner`) and the
-compiled one (``native_scan.pyx``), so they live below both.
+compiled one (``native_scan.pyx`` and the modules it cimports), so they live below both.
 """
 from __future__ import annotations
 

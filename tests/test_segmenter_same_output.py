@@ -61,7 +61,7 @@ def test_the_compiled_scan_is_used_when_built() -> None:
 
 
 def test_a_stale_build_is_not_used(monkeypatch, caplog) -> None:
-    """An edited native_scan.pyx not yet recompiled: the pure-Python scan runs instead."""
+    """An edited native_*.pyx not yet recompiled: the pure-Python scan runs instead."""
     _require_native()
     monkeypatch.setattr(scan.NATIVE, "SOURCE_SHA256", "0" * 64)
     with caplog.at_level(logging.WARNING, logger="segmenter.scan"):
@@ -182,7 +182,9 @@ def test_the_compiled_and_the_pure_python_scan_agree(html: str) -> None:
 @given(st.text())
 def test_the_compiled_word_count_is_the_regexs(text: str) -> None:
     _require_native()
-    assert scan.NATIVE.count_words(text) == count_words(text)
+    from segmenter import native_text
+
+    assert native_text.count_words(text) == count_words(text)
 
 
 _URL_PIECES = st.sampled_from((
@@ -202,14 +204,18 @@ def test_the_compiled_link_fast_path_is_normalise_urls(href: str, base: str) -> 
     """The walk's C fast path for links already canonical (absolute, or root-relative on a
     canonical base) answers only where normalise_url gives the same URL."""
     _require_native()
-    answered, fast = scan.NATIVE.canonical_link(href, base)
+    from segmenter import native_links
+
+    answered, fast = native_links.canonical_link(href, base)
     if answered:
         assert fast == _resolve(href, base)
 
 
 def test_the_compiled_link_fast_path_takes_the_common_links() -> None:
     _require_native()
-    fast = scan.NATIVE.canonical_link
+    from segmenter import native_links
+
+    fast = native_links.canonical_link
     assert fast("https://www.example.com/a/b.html?q=1&r=%2F", "x") == \
         (True, "https://www.example.com/a/b.html?q=1&r=%2F")
     assert fast("/news/2024/", "http://example.com/dir/page?x") == \
@@ -235,7 +241,9 @@ _CSS = st.lists(st.sampled_from((
 @given(_CSS)
 def test_the_compiled_sheet_reader_is_the_pure_ones(css: str) -> None:
     _require_native()
-    assert scan.NATIVE._sheet_rules(css) == style.sheet_rules(css)
+    from segmenter import native_sheets
+
+    assert native_sheets._sheet_rules(css) == style.sheet_rules(css)
 
 
 @pytest.mark.parametrize("native", [True, False])

@@ -1,6 +1,7 @@
 # Sourced by scripts/demo and scripts/test: make sure .venv exists with the pinned
 # dependencies installed and the compiled scan built (idempotent; reinstalls only when
-# setup.py, pyproject.toml or segmenter/native_scan.pyx changes).
+# setup.py, pyproject.toml or the compiled scan's sources, segmenter/native_*.pyx and
+# native_*.pxd, change).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -18,7 +19,7 @@ find_python() {
 }
 
 VENV="$ROOT/.venv"
-STAMP="$VENV/.installed-$(cat setup.py pyproject.toml segmenter/native_scan.pyx | sha256sum | cut -c1-16)"
+STAMP="$VENV/.installed-$(cat setup.py pyproject.toml segmenter/native_*.pyx segmenter/native_*.pxd | sha256sum | cut -c1-16)"
 if [ ! -x "$VENV/bin/python" ]; then
   echo "==> creating $VENV" >&2
   "$(find_python)" -m venv "$VENV"

@@ -1,0 +1,3 @@
+"""Types of the compiled scan's text counts (``native_text.pyx``)."""
+
+def count_words(text: str) -> int: ...
