@@ -1,27 +1,39 @@
 #!/usr/bin/env python
-"""Load on ``relatedpages serve``, measured: lookups/s, p50/p99 and errors under ``wrk``,
-with a database swap in the middle of the run, against the in-process lookup.
+"""Load on ``relatedpages serve``, measured: each server (gunicorn + Flask, granian + the
+RSGI front) side by side in one run, lookups/s, p50/p99 and errors under ``wrk``, with a
+database swap in the middle of every run, against the library's own lookups/s on one thread
+over the same URLs.
 
-    python scripts/bench_serve.py [--duration 60] [--connections 16] [--workers 2]
-                                  [--db DIR] [--crawl ../shared/data/web] [--runs 1]
+    python scripts/bench_serve.py [--duration 20] [--runs 3] [--connections 16] [--workers 2]
+                                  [--servers gunicorn,granian] [--db DIR] [--crawl DIR]
 
 Builds the database of the real web pages of ``../shared/data`` once (``relatedpages build``
-at the defaults, kept in ``out/bench/serve-db``), starts ``relatedpages serve`` on a free
-loopback port, and runs ``wrk`` (Debian's package; loopback only, bounded by
-``--duration``) with a Lua script cycling through the database's URLs (one in ten unknown to
-it, with spelling variants).  Halfway through, the database is rebuilt in place from its own
-records (a new generation, the same answers): every worker must swap it in without a failed
-request.  Then it times the same lookups in this process (``RelatedPagesDB.answer`` and
-``json.dumps``, one thread) for the server's overhead.
+at the defaults, kept in ``out/bench/serve-db``) and two generations of it beside it (its
+records written again: the same answers, another build time), served through a symbolic
+link.  For each run, each server in turn is started on a free loopback port and loaded by
+``wrk`` (Debian's package; loopback only, bounded by ``--duration``) with a Lua script
+cycling through URLs drawn from the database (one in ten unknown to it, one in five under
+another spelling), answers of every size; halfway through, the link is pointed at the other
+generation in one rename, as a deploy does: every worker must swap it in without a failed
+request (``/metrics`` counts the swaps).  Then the library answers the same URLs in this
+process, one thread, for ``--library-seconds``: ``RelatedPagesDB.answer`` (``find`` and the
+answer object) encoded as the Flask app always did (``json.dumps``), and the server's own
+encoding (``answer_bytes``: the stored record's bytes, spliced).  Figures are medians over
+the runs; the machine's speed varies from day to day, the ratio of the server's rate to the
+library's, measured in the same run, much less.  Each server's CPU time per lookup (all its
+processes) and wrk's share of a core say what the rate is bound by.
 
-Goal (issue 12): >= 2,000 lookups/s for 60 s with p99 <= 20 ms and zero errors.
+Goal (issue 45, item 2): the default server >= 10,000 lookups/s with p99 <= 10 ms on 2 cores,
+at least half the library's lookups/s, and no failed request across the swaps.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
+import resource
 import shutil
 import socket
 import statistics
@@ -38,12 +50,17 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from filters.urls import normalise_url  # noqa: E402
+from relatedpages.bench.proctree import descendants  # noqa: E402
 from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
+from relatedpages.serve.answers import StoredRelatedDB, answer_bytes  # noqa: E402
 from relatedpages.store.db import RelatedPagesDB  # noqa: E402
 from relatedpages.store.dbbuild import build_database  # noqa: E402
 from relatedpages.store.dbopen import read_manifest  # noqa: E402
 
-GOAL_RATE, GOAL_P99_MS = 2000.0, 20.0
+GOAL_RATE, GOAL_P99_MS, GOAL_LIBRARY_RATIO = 10_000.0, 10.0, 0.5
+SERVERS = ("gunicorn", "granian")
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def _free_port() -> int:
@@ -60,6 +77,34 @@ def _database(db: Path, crawl: Path) -> Path:
     subprocess.run([sys.executable, "-m", "relatedpages.cli", "build", str(crawl), "--db", str(db)],
                    cwd=REPO, check=True, stdout=subprocess.DEVNULL)
     return db
+
+
+def _generations(db: Path) -> tuple[Path, list[Path]]:
+    """Two generations of ``db`` (its records written again) in ``<db>-generations/``, and
+    the link the servers answer from, pointing at the first."""
+    folder = db.parent / f"{db.name}-generations"
+    folder.mkdir(exist_ok=True)
+    with RelatedPagesDB(db) as database:
+        records = [(url, [[r.url, r.score, [list(e) for e in r.evidence],
+                           *([r.fallback or ""] if r.fallback or r.via else []), *([r.via] if r.via else [])]
+                          for r in related]) for url, related in database.records()]
+        manifest = database.manifest
+    generations = [folder / "a", folder / "b"]
+    for generation in generations:
+        build_database(records, generation, algorithm=manifest.algorithm, parameters=dict(manifest.parameters),
+                       source=list(manifest.source))
+    link = folder / "current"
+    _point(link, generations[0])
+    return link, generations
+
+
+def _point(link: Path, target: Path) -> None:
+    """``link`` → ``target``, replaced in one rename (a reader sees the old or the new)."""
+    fresh = link.with_name(link.name + ".new")
+    if fresh.is_symlink():
+        fresh.unlink()
+    fresh.symlink_to(target.name)
+    os.replace(fresh, link)
 
 
 def _queries(db: Path, count: int, seed: int) -> list[str]:
@@ -89,12 +134,15 @@ end
 """
 
 
-def _wrk(port: int, paths_file: Path, duration: float, connections: int) -> dict[str, Any]:
+def _wrk(port: int, paths_file: Path, args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(LUA % paths_file)
-    done = subprocess.run(["wrk", "-t", "1", "-c", str(connections), "-d", f"{duration:g}s", "--latency",
-                           "--timeout", "5s", "-s", script.name, f"http://127.0.0.1:{port}"],
-                          capture_output=True, text=True, timeout=duration + 120)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(["wrk", "-t", str(args.wrk_threads), "-c", str(args.connections),
+                           "-d", f"{args.duration:g}s", "--latency", "--timeout", "5s", "-s", script.name,
+                           f"http://127.0.0.1:{port}"],
+                          capture_output=True, text=True, timeout=args.duration + 120)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     Path(script.name).unlink()
     if done.returncode != 0:
         raise SystemExit(f"wrk failed: {done.stderr or done.stdout}")
@@ -115,117 +163,181 @@ def _wrk(port: int, paths_file: Path, duration: float, connections: int) -> dict
         "p50_ms": latency("50"), "p99_ms": latency("99"),
         "errors": (int(non_2xx.group(1)) if non_2xx else 0)
                   + (sum(int(g) for g in socket_errors.groups()) if socket_errors else 0),
+        "wrk_cpu_seconds": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
         "output": text,
     }
 
 
-def _in_process(db: Path, queries: list[str], seconds: float = 3.0) -> float:
-    """Lookups/s of ``answer`` + ``json.dumps`` in this process, one thread."""
-    with RelatedPagesDB(db) as database:
-        for url in queries[:200]:
-            database.answer(url)
-        done, started = 0, time.perf_counter()
-        while time.perf_counter() - started < seconds:
-            for url in queries[:1000]:
-                json.dumps(database.answer(url), ensure_ascii=False)
-            done += min(len(queries), 1000)
-        return done / (time.perf_counter() - started)
+def _cpu_seconds(pids: set[int]) -> float:
+    """utime + stime of the live processes ``pids``, summed (``/proc/PID/stat``)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / _TICK
 
 
-def _health(port: int) -> dict[str, Any]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=5) as response:
-        return dict(json.loads(response.read()))
+def _get(port: int, path: str) -> bytes:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+        return bytes(response.read())
 
 
-def _rebuild_in_place(db: Path) -> float:
-    """A new generation of ``db`` with the same records (as a nightly rebuild makes)."""
-    started = time.monotonic()
-    with RelatedPagesDB(db) as database:
-        records = [(url, [[r.url, r.score, [list(e) for e in r.evidence], *([r.fallback] if r.fallback else [])]
-                          for r in related]) for url, related in database.records()]
-        manifest = database.manifest
-    build_database(records, db, algorithm=manifest.algorithm, parameters=dict(manifest.parameters),
-                   source=list(manifest.source))
-    return time.monotonic() - started
+def _metric(port: int, name: str) -> float:
+    for line in _get(port, "/metrics").decode("utf-8").splitlines():
+        if line.startswith(name + " "):
+            return float(line.rsplit(" ", 1)[1])
+    raise SystemExit(f"no {name} in /metrics")
 
 
-def run_once(db: Path, queries: list[str], args: argparse.Namespace) -> dict[str, Any]:
+def run_server(server: str, link: Path, generations: list[Path], paths: Path,
+               args: argparse.Namespace) -> dict[str, Any]:
+    """One run of ``server`` under wrk, the link re-pointed halfway."""
     port = _free_port()
-    paths = Path(tempfile.mkstemp(suffix=".txt")[1])
-    paths.write_text("".join("/api/related?" + urllib.parse.urlencode({"url": url}) + "\n"
-                             for url in queries), encoding="utf-8")
-    server = subprocess.Popen([sys.executable, "-m", "relatedpages.cli", "serve", "--db", str(db),
-                               "--port", str(port), "--workers", str(args.workers)],
-                              cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-m", "relatedpages.cli", "serve", "--db", f"block={link}",
+                                "--port", str(port), "--workers", str(args.workers), "--server", server],
+                               cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while True:
             try:
-                _health(port)
+                _get(port, "/api/health")
                 break
             except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"the server did not start: {server.communicate()[1][-2000:]}")
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"{server} did not start: {process.communicate()[1][-2000:]}")
                 time.sleep(0.2)
-        swap: dict[str, Any] = {}
+        swaps_before = _metric(port, 'relatedpages_swaps_total{database="block"}')
+        current = Path(os.readlink(link)).name
+        other = next(g for g in generations if g.name != current)
 
         def swap_midway() -> None:
             time.sleep(args.duration / 2)
-            swap["seconds"] = _rebuild_in_place(db)
-            swap["at"] = args.duration / 2
+            _point(link, other)
 
+        pids = descendants(process.pid) | {process.pid}
+        cpu_before = _cpu_seconds(pids)
         swapper = threading.Thread(target=swap_midway)
         swapper.start()
-        result = _wrk(port, paths, args.duration, args.connections)
+        result = _wrk(port, paths, args)
         swapper.join()
-        result["swap_seconds"] = swap.get("seconds")
-        result["swaps_seen"] = _health(port)["databases"][read_manifest(db).algorithm]["swaps"]
+        result["server_cpu_seconds"] = _cpu_seconds(pids) - cpu_before
+        deadline = time.monotonic() + 10  # a worker looks again within --check-every (1 s)
+        while True:
+            result["swaps_seen"] = int(_metric(port, 'relatedpages_swaps_total{database="block"}') - swaps_before)
+            if result["swaps_seen"] >= args.workers or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        result["server_errors"] = int(_metric(port, 'relatedpages_errors_total{kind="server_error"}'))
         return result
     finally:
-        server.terminate()
-        server.wait(timeout=60)
-        paths.unlink()
+        process.terminate()
+        process.wait(timeout=60)
+
+
+def library_rates(db: Path, queries: list[str], seconds: float) -> tuple[float, float]:
+    """Lookups/s in this process, one thread, over ``queries``: (``RelatedPagesDB.answer``
+    + ``json.dumps`` as the Flask app encoded it, the server's ``answer_bytes``)."""
+    def rate(lookup: Any) -> float:
+        for url in queries[:500]:
+            lookup(url)
+        done, started = 0, time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            for url in queries[done % len(queries):][:500]:
+                lookup(url)
+                done += 1
+        return done / (time.perf_counter() - started)
+
+    with RelatedPagesDB(db) as database, StoredRelatedDB(db) as stored:
+        library = rate(lambda url: json.dumps(database.answer(url), ensure_ascii=False, separators=(",", ":")))
+        spliced = rate(lambda url: answer_bytes(stored, url, normalise_url(url) or "", None))
+    return library, spliced
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--duration", type=float, default=60.0, help="seconds of load per run. Default: %(default)s")
+    parser.add_argument("--duration", type=float, default=20.0,
+                        help="seconds of load per server and run. Default: %(default)s")
+    parser.add_argument("--runs", type=int, default=3, help="Default: %(default)s")
     parser.add_argument("--connections", type=int, default=16, help="Default: %(default)s")
+    parser.add_argument("--wrk-threads", type=int, default=1,
+                        help="wrk's threads (they share the 2 cores with the server). Default: %(default)s")
     parser.add_argument("--workers", type=int, default=2, help="server processes. Default: %(default)s")
-    parser.add_argument("--runs", type=int, default=1, help="Default: %(default)s")
+    parser.add_argument("--servers", default=",".join(SERVERS),
+                        help="the servers to load, in this order each run. Default: %(default)s")
+    parser.add_argument("--library-seconds", type=float, default=3.0,
+                        help="seconds of each in-process measurement per run. Default: %(default)s")
     parser.add_argument("--db", default=str(REPO / "out" / "bench" / "serve-db"))
     parser.add_argument("--crawl", default=str(shared_data_dir() / "web"))
     parser.add_argument("--queries", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = parser.parse_args()
+    servers = args.servers.split(",")
+    if not set(servers) <= set(SERVERS) or not servers:
+        raise SystemExit(f"--servers: some of {', '.join(SERVERS)}")
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
     db = _database(Path(args.db), Path(args.crawl))
     queries = _queries(db, args.queries, args.seed)
-    runs = [run_once(db, queries, args) for _ in range(args.runs)]
-    local = _in_process(db, queries)
-    rate = statistics.median(r["rate"] for r in runs)
-    p50 = statistics.median(r["p50_ms"] for r in runs)
-    p99 = statistics.median(r["p99_ms"] for r in runs)
-    errors = sum(r["errors"] for r in runs)
+    link, generations = _generations(db)
+    handle, name = tempfile.mkstemp(suffix=".txt")
+    os.close(handle)
+    paths = Path(name)
+    paths.write_text("".join("/api/related?" + urllib.parse.urlencode({"url": url}) + "\n"
+                             for url in queries), encoding="utf-8")
+    runs: dict[str, list[dict[str, Any]]] = {server: [] for server in servers}
+    library: list[tuple[float, float]] = []
+    try:
+        for _ in range(args.runs):  # interleaved: a slower minute of the machine hits every row
+            for server in servers:
+                runs[server].append(run_server(server, link, generations, paths, args))
+            library.append(library_rates(db, queries, args.library_seconds))
+    finally:
+        paths.unlink()
+    library_rate = statistics.median(rate for rate, _ in library)
+    spliced_rate = statistics.median(rate for _, rate in library)
+    rows = {}
+    for server, measured in runs.items():
+        rows[server] = {
+            "rate": statistics.median(r["rate"] for r in measured),
+            "p50_ms": statistics.median(r["p50_ms"] for r in measured),
+            "p99_ms": statistics.median(r["p99_ms"] for r in measured),
+            "errors": sum(r["errors"] + r["server_errors"] for r in measured),
+            "cpu_us": statistics.median(1e6 * r["server_cpu_seconds"] / r["requests"] for r in measured),
+            "wrk_cores": statistics.median(r["wrk_cpu_seconds"] / args.duration for r in measured),
+            "swaps_seen": [r["swaps_seen"] for r in measured],
+            "runs": [{k: v for k, v in r.items() if k != "output"} for r in measured],
+        }
     manifest = read_manifest(db)
-    print(f"relatedpages serve, {args.workers} workers (1 thread each); wrk 1 thread, {args.connections} "
-          f"connections, {args.duration:g} s x {args.runs} run(s); database {db} ({manifest.records} records, "
-          f"rebuilt in place halfway through each run)")
-    print(f"{'':28}{'lookups/s':>12}{'p50 ms':>10}{'p99 ms':>10}{'errors':>9}")
-    print(f"{'over HTTP (median of runs)':28}{rate:>12,.0f}{p50:>10.2f}{p99:>10.2f}{errors:>9}")
-    print(f"{'in process, one thread':28}{local:>12,.0f}{1000 / local:>10.3f}{'':>10}{'':>9}")
-    print(f"server time per lookup / in-process time: {local / rate:.1f}x "
-          f"(the server's {args.workers} processes share 2 cores with wrk)")
-    print(f"database swaps seen by the answering worker: {[r['swaps_seen'] for r in runs]}; rebuild took "
-          + ", ".join(f"{r['swap_seconds']:.1f} s" for r in runs))
-    met = rate >= GOAL_RATE and p99 <= GOAL_P99_MS and errors == 0
-    print(f"goal (>= {GOAL_RATE:,.0f}/s, p99 <= {GOAL_P99_MS:g} ms, no error): {'met' if met else 'NOT met'}")
+    print(f"relatedpages serve, {args.workers} workers; wrk {args.wrk_threads} thread(s), {args.connections} "
+          f"connections, {args.duration:g} s per server x {args.runs} run(s), medians; database {db} "
+          f"({manifest.records} records), another generation swapped in halfway through each run; "
+          f"{os.cpu_count()} cores")
+    print(f"{'':34}{'lookups/s':>10}{'p50 ms':>8}{'p99 ms':>8}{'errors':>7}{'/library':>9}"
+          f"{'CPU us/lookup':>14}{'wrk cores':>10}")
+    for server, row in rows.items():
+        label = {"gunicorn": "gunicorn + Flask", "granian": "granian + RSGI front"}[server]
+        print(f"{label:34}{row['rate']:>10,.0f}{row['p50_ms']:>8.2f}{row['p99_ms']:>8.2f}{row['errors']:>7}"
+              f"{row['rate'] / library_rate:>9.2f}{row['cpu_us']:>14.0f}{row['wrk_cores']:>10.2f}")
+    print(f"{'library: answer + json.dumps':34}{library_rate:>10,.0f}{1000 / library_rate:>8.3f}"
+          f"{'':>8}{'':>7}{1.0:>9.2f}{1e6 / library_rate:>14.0f}")
+    print(f"{'library: answer_bytes (spliced)':34}{spliced_rate:>10,.0f}{1000 / spliced_rate:>8.3f}"
+          f"{'':>8}{'':>7}{spliced_rate / library_rate:>9.2f}{1e6 / spliced_rate:>14.0f}")
+    print("in-process rows: one thread, p50 column = mean ms per lookup; "
+          "swaps seen by the workers per run: "
+          + "; ".join(f"{server} {row['swaps_seen']}" for server, row in rows.items())
+          + f" (of {args.workers})")
+    if "granian" in rows:
+        row = rows["granian"]
+        met = (row["rate"] >= GOAL_RATE and row["p99_ms"] <= GOAL_P99_MS
+               and row["rate"] / library_rate >= GOAL_LIBRARY_RATIO and row["errors"] == 0)
+        print(f"goal (granian >= {GOAL_RATE:,.0f}/s, p99 <= {GOAL_P99_MS:g} ms, >= {GOAL_LIBRARY_RATIO:g} x the "
+              f"library, no error): {'met' if met else 'NOT met'}")
     if args.json:
-        print(json.dumps({"rate": rate, "p50_ms": p50, "p99_ms": p99, "errors": errors,
-                          "in_process_rate": local, "runs": [{k: v for k, v in r.items() if k != "output"}
-                                                              for r in runs]}))
+        print(json.dumps({"servers": rows, "library_rate": library_rate, "spliced_rate": spliced_rate}))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import logging
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 import werkzeug.urls  # noqa: F401  (registers the "werkzeug.url_quote" codec error handler)
 
@@ -72,6 +72,21 @@ def error_reply(status: int, message: str) -> Reply:
                  encode_json({"error": message, "status": status}).encode("utf-8") + b"\n")
 
 
+def query_args(query_string: str) -> dict[str, str]:
+    """What Flask's ``request.args`` holds: the first value of each name, ``+`` a space,
+    escapes that are not UTF-8 kept as they are.
+
+    >>> query_args("url=https%3A%2F%2Fa.example%2F%C3%A9&n=1&n=2&bad=%FF+x")
+    {'url': 'https://a.example/é', 'n': '1', 'bad': '%FF x'}
+    """
+    if "&" not in query_string and query_string.startswith("url="):  # the usual lookup: parse_qsl's steps
+        return {"url": unquote(query_string[4:].replace("+", " "), "utf-8", "werkzeug.url_quote")}
+    args: dict[str, str] = {}
+    for name, value in parse_qsl(query_string, keep_blank_values=True, errors="werkzeug.url_quote"):
+        args.setdefault(name, value)
+    return args
+
+
 def tag_matches(if_none_match: str, tag: str) -> bool:
     """Whether an If-None-Match header names ``tag`` (weakly compared, RFC 9110 13.1.2).
 
@@ -123,10 +138,7 @@ class Lookups:
         started = time.perf_counter()
         algorithm = UNKNOWN_ALGORITHM
         try:
-            # what Flask's request.args holds: the first value of each name, bad escapes kept
-            args: dict[str, str] = {}
-            for name, value in parse_qsl(query_string, keep_blank_values=True, errors="werkzeug.url_quote"):
-                args.setdefault(name, value)
+            args = query_args(query_string)
             algorithm = self.algorithm_of(args.get("algorithm"))
             reply = self._answer_reply(args.get("url"), algorithm, self.limit_of(args.get("n")), if_none_match)
         except ApiError as error:
