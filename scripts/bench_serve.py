@@ -16,12 +16,13 @@ cycling through URLs drawn from the database (one in ten unknown to it, one in f
 another spelling), answers of every size; halfway through, the link is pointed at the other
 generation in one rename, as a deploy does: every worker must swap it in without a failed
 request (``/metrics`` counts the swaps).  Then the library answers the same URLs in this
-process, one thread, for ``--library-seconds``: ``RelatedPagesDB.answer`` (``find`` and the
-answer object) encoded as the Flask app always did (``json.dumps``), and the server's own
-encoding (``answer_bytes``: the stored record's bytes, spliced).  Figures are medians over
-the runs; the machine's speed varies from day to day, the ratio of the server's rate to the
-library's, measured in the same run, much less.  Each server's CPU time per lookup (all its
-processes) and wrk's share of a core say what the rate is bound by.
+process, one thread, for ``--library-seconds`` of its CPU time: ``RelatedPagesDB.answer``
+(``find`` and the answer object) encoded as the Flask app always did (``json.dumps``), and
+the server's own encoding (``answer_bytes``: the stored record's bytes, spliced).  Figures
+are medians over the runs; the machine's speed varies from day to day, the ratio of the
+server's rate to the library's, measured in the same run, much less.  Each server's CPU time
+per lookup (all its processes), wrk's share of a core and the cores the rest of the machine
+took meanwhile say what the rate is bound by.
 
 Goal (issue 45, item 2): the default server >= 10,000 lookups/s with p99 <= 10 ms on 2 cores,
 at least half the library's lookups/s, and no failed request across the swaps.
@@ -180,6 +181,12 @@ def _cpu_seconds(pids: set[int]) -> float:
     return total / _TICK
 
 
+def _busy_seconds() -> float:
+    """CPU time every process of the machine has used, all cores (``/proc/stat``)."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    return sum(int(value) for index, value in enumerate(fields[:8]) if index not in (3, 4)) / _TICK
+
+
 def _get(port: int, path: str) -> bytes:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
         return bytes(response.read())
@@ -218,12 +225,15 @@ def run_server(server: str, link: Path, generations: list[Path], paths: Path,
             _point(link, other)
 
         pids = descendants(process.pid) | {process.pid}
-        cpu_before = _cpu_seconds(pids)
+        cpu_before, busy_before = _cpu_seconds(pids), _busy_seconds()
         swapper = threading.Thread(target=swap_midway)
         swapper.start()
         result = _wrk(port, paths, args)
         swapper.join()
         result["server_cpu_seconds"] = _cpu_seconds(pids) - cpu_before
+        # what the rest of the machine took meanwhile (the swap's link rename: nothing)
+        result["other_cpu_seconds"] = max(0.0, _busy_seconds() - busy_before - result["server_cpu_seconds"]
+                                          - result["wrk_cpu_seconds"])
         deadline = time.monotonic() + 10  # a worker looks again within --check-every (1 s)
         while True:
             result["swaps_seen"] = int(_metric(port, 'relatedpages_swaps_total{database="block"}') - swaps_before)
@@ -238,17 +248,19 @@ def run_server(server: str, link: Path, generations: list[Path], paths: Path,
 
 
 def library_rates(db: Path, queries: list[str], seconds: float) -> tuple[float, float]:
-    """Lookups/s in this process, one thread, over ``queries``: (``RelatedPagesDB.answer``
-    + ``json.dumps`` as the Flask app encoded it, the server's ``answer_bytes``)."""
+    """Lookups per second of one thread's CPU time in this process, over ``queries``:
+    (``RelatedPagesDB.answer`` + ``json.dumps`` as the Flask app encoded it, the server's
+    ``answer_bytes``).  CPU time, not wall time: what one thread does on a core of its own,
+    whatever else the machine runs meanwhile."""
     def rate(lookup: Any) -> float:
         for url in queries[:500]:
             lookup(url)
-        done, started = 0, time.perf_counter()
-        while time.perf_counter() - started < seconds:
+        done, started = 0, time.thread_time()
+        while time.thread_time() - started < seconds:
             for url in queries[done % len(queries):][:500]:
                 lookup(url)
                 done += 1
-        return done / (time.perf_counter() - started)
+        return done / (time.thread_time() - started)
 
     with RelatedPagesDB(db) as database, StoredRelatedDB(db) as stored:
         library = rate(lambda url: json.dumps(database.answer(url), ensure_ascii=False, separators=(",", ":")))
@@ -308,6 +320,7 @@ def main() -> None:
             "errors": sum(r["errors"] + r["server_errors"] for r in measured),
             "cpu_us": statistics.median(1e6 * r["server_cpu_seconds"] / r["requests"] for r in measured),
             "wrk_cores": statistics.median(r["wrk_cpu_seconds"] / args.duration for r in measured),
+            "other_cores": statistics.median(r["other_cpu_seconds"] / args.duration for r in measured),
             "swaps_seen": [r["swaps_seen"] for r in measured],
             "runs": [{k: v for k, v in r.items() if k != "output"} for r in measured],
         }
@@ -316,17 +329,19 @@ def main() -> None:
           f"connections, {args.duration:g} s per server x {args.runs} run(s), medians; database {db} "
           f"({manifest.records} records), another generation swapped in halfway through each run; "
           f"{os.cpu_count()} cores")
-    print(f"{'':34}{'lookups/s':>10}{'p50 ms':>8}{'p99 ms':>8}{'errors':>7}{'/library':>9}"
-          f"{'CPU us/lookup':>14}{'wrk cores':>10}")
+    print(f"{'':32}{'lookups/s':>10}{'p50 ms':>8}{'p99 ms':>8}{'errors':>7}{'/library':>9}"
+          f"{'CPU us/lookup':>14}{'wrk cores':>10}{'others':>7}")
     for server, row in rows.items():
         label = {"gunicorn": "gunicorn + Flask", "granian": "granian + RSGI front"}[server]
-        print(f"{label:34}{row['rate']:>10,.0f}{row['p50_ms']:>8.2f}{row['p99_ms']:>8.2f}{row['errors']:>7}"
-              f"{row['rate'] / library_rate:>9.2f}{row['cpu_us']:>14.0f}{row['wrk_cores']:>10.2f}")
-    print(f"{'library: answer + json.dumps':34}{library_rate:>10,.0f}{1000 / library_rate:>8.3f}"
-          f"{'':>8}{'':>7}{1.0:>9.2f}{1e6 / library_rate:>14.0f}")
-    print(f"{'library: answer_bytes (spliced)':34}{spliced_rate:>10,.0f}{1000 / spliced_rate:>8.3f}"
-          f"{'':>8}{'':>7}{spliced_rate / library_rate:>9.2f}{1e6 / spliced_rate:>14.0f}")
-    print("in-process rows: one thread, p50 column = mean ms per lookup; "
+        print(f"{label:32}{row['rate']:>10,.0f}{row['p50_ms']:>8.2f}{row['p99_ms']:>8.2f}{row['errors']:>7}"
+              f"{row['rate'] / library_rate:>9.2f}{row['cpu_us']:>14.0f}{row['wrk_cores']:>10.2f}"
+              f"{row['other_cores']:>7.2f}")
+    print(f"{'library: answer + json.dumps':32}{library_rate:>10,.0f}{'':>8}{'':>8}{'':>7}{1.0:>9.2f}"
+          f"{1e6 / library_rate:>14.0f}")
+    print(f"{'library: answer_bytes (spliced)':32}{spliced_rate:>10,.0f}{'':>8}{'':>8}{'':>7}"
+          f"{spliced_rate / library_rate:>9.2f}{1e6 / spliced_rate:>14.0f}")
+    print("library rows: one thread, lookups per second of its CPU time; servers: CPU of all their "
+          "processes per lookup; others: cores the rest of the machine took during the load; "
           "swaps seen by the workers per run: "
           + "; ".join(f"{server} {row['swaps_seen']}" for server, row in rows.items())
           + f" (of {args.workers})")

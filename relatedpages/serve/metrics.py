@@ -2,7 +2,7 @@
 algorithm and status, a latency histogram of single lookups, database swaps and errors,
 summed over every worker process.
 
-Each worker counts in a file of its own (``<pid>.counters``: one float64 per series) in a
+Each worker counts in a file of its own (``<pid>-….counters``: one float64 per series) in a
 folder the server makes at start, mapped into memory: an increment is one store, with no
 lock between processes, and whichever worker answers ``/metrics`` adds up every file in the
 folder, those of workers that have since exited too (so counters never go down).  Every
@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import mmap
 import os
+import tempfile
 import threading
 from collections.abc import Sequence
 from enum import Enum
@@ -57,10 +58,11 @@ class Metrics:
     def __init__(self, algorithms: Sequence[str], databases: Sequence[str] = (),
                  folder: Path | None = None):
         self.folder = folder
-        series: list[str] = []
-        for algorithm in [*algorithms, UNKNOWN_ALGORITHM]:
-            for status in [*map(str, LOOKUP_STATUSES), "other"]:
-                series.append(f'relatedpages_lookups_total{{algorithm="{_label(algorithm)}",status="{status}"}}')
+        # a lookup that names no known algorithm is refused whole: 400, 404 or 413
+        statuses = {**{algorithm: [*map(str, LOOKUP_STATUSES), "other"] for algorithm in algorithms},
+                    UNKNOWN_ALGORITHM: ["400", "404", "413", "other"]}
+        series = [f'relatedpages_lookups_total{{algorithm="{_label(algorithm)}",status="{status}"}}'
+                  for algorithm, names in statuses.items() for status in names]
         series += [f'relatedpages_lookup_seconds_bucket{{le="{bound:g}"}}' for bound in LATENCY_BUCKETS]
         series += ['relatedpages_lookup_seconds_bucket{le="+Inf"}', "relatedpages_lookup_seconds_sum",
                    "relatedpages_lookup_seconds_count"]
@@ -70,7 +72,7 @@ class Metrics:
         self._slot = {name: index for index, name in enumerate(series)}
         self._lookups = {(algorithm, status): self._slot[
             f'relatedpages_lookups_total{{algorithm="{_label(algorithm)}",status="{status}"}}']
-            for algorithm in [*algorithms, UNKNOWN_ALGORITHM] for status in [*map(str, LOOKUP_STATUSES), "other"]}
+            for algorithm, names in statuses.items() for status in names}
         self._bucket0 = self._slot[f'relatedpages_lookup_seconds_bucket{{le="{LATENCY_BUCKETS[0]:g}"}}']
         self._sum = self._slot["relatedpages_lookup_seconds_sum"]
         self._lock = threading.Lock()  # the watcher thread counts swaps beside request threads
@@ -78,10 +80,10 @@ class Metrics:
         if folder is None:
             self._values = memoryview(bytearray(8 * len(series))).cast("d")
         else:
-            path = folder / f"{os.getpid()}{_SUFFIX}"
-            with open(path, "w+b") as handle:
-                handle.truncate(8 * len(series))
-                self._map = mmap.mmap(handle.fileno(), 8 * len(series))
+            handle, name = tempfile.mkstemp(prefix=f"{os.getpid()}-", suffix=_SUFFIX, dir=folder)
+            with open(handle, "w+b") as file:
+                file.truncate(8 * len(series))
+                self._map = mmap.mmap(file.fileno(), 8 * len(series))
             self._values = memoryview(self._map).cast("d")
 
     def lookup(self, algorithm: str, status: int, seconds: float | None = None) -> None:
@@ -141,7 +143,8 @@ class Metrics:
             totals[name] = running
         sections = [
             ("relatedpages_lookups_total", "counter",
-             "Lookups answered, by algorithm and HTTP status (a batch counts each URL)."),
+             "Lookups answered, by algorithm and HTTP status (a batch counts each URL; a "
+             "request refused whole counts once, under algorithm (unknown))."),
             ("relatedpages_lookup_seconds", "histogram",
              "Time in the app of each GET /api/related, from its query string to its answer's bytes."),
             ("relatedpages_swaps_total", "counter",
