@@ -68,8 +68,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                "--db", f"crafted={folder / 'crafted'}", "--port", str(port), "--workers", "1"],
                               cwd=REPO, stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + guard(30)
-    while " ready: " not in (folder / "server.log").read_text():
+    while True:  # the worker is ready and its socket accepts
         assert server.poll() is None and time.monotonic() < deadline, (folder / "server.log").read_text()
+        if " ready: " in (folder / "server.log").read_text():
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=guard(10)).close()
+                break
+            except OSError:
+                pass
         time.sleep(0.1)
     try:
         yield f"http://127.0.0.1:{port}"

@@ -92,13 +92,25 @@ def _fetch(port: int, path: str, **headers: str) -> tuple[int, bytes, Message]:
         return error.code, error.read(), error.headers
 
 
+def _wait_for_answers(port: int, process: subprocess.Popen[str], deadline: float) -> None:
+    """Until the server accepts a connection (a worker that said it is ready may not have
+    reached its socket yet)."""
+    while True:
+        try:
+            _fetch(port, "/api/health")
+            return
+        except OSError:
+            assert process.poll() is None and time.monotonic() < deadline, "the server does not answer"
+            time.sleep(0.05)
+
+
 def _wait_for_generation(port: int, url: str, expected: str) -> None:
     """Until every worker answers ``url`` with ``expected`` first (a fresh connection lands
     on either): the rebuilt database is swapped in everywhere."""
-    deadline = time.monotonic() + guard(10)
+    deadline = time.monotonic() + guard(20)
     in_a_row = 0
     while in_a_row < 6:
-        assert time.monotonic() < deadline, f"{expected} not served within {guard(10):.0f} s"
+        assert time.monotonic() < deadline, f"{expected} not served within {guard(20):.0f} s"
         in_a_row = in_a_row + 1 if _related(port, url)[1]["related"][0]["url"] == expected else 0
         time.sleep(0.05)
 
@@ -117,6 +129,7 @@ def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[int
         assert process.poll() is None, (tmp_path / "server.log").read_text()
         assert time.monotonic() < deadline, f"the server did not come up in {guard(30):.0f} s"
         time.sleep(0.1)
+    _wait_for_answers(port, process, deadline)
     try:
         yield port, db, process
     finally:
@@ -224,7 +237,7 @@ def test_metrics_count_lookups_latency_swaps_and_refusals(server: tuple[int, Pat
     # a rebuild: swapped in by both workers; a corrupt copy: refused by both
     build_database(_records("second"), db, algorithm="block", parameters={}, source=["test"])
     _wait_for_generation(port, QUERY, "https://second.example/one")
-    deadline = time.monotonic() + guard(10)
+    deadline = time.monotonic() + guard(20)
     while _metrics(port)['relatedpages_swaps_total{database="block"}'] < 2:
         assert time.monotonic() < deadline, _metrics(port)
         time.sleep(0.1)
@@ -234,6 +247,7 @@ def test_metrics_count_lookups_latency_swaps_and_refusals(server: tuple[int, Pat
     part.write_bytes(part.read_bytes().replace(b"corrupt", b"Corrupt", 1))
     os.rename(db, tmp_path / "old")
     os.rename(candidate, db)
+    deadline = time.monotonic() + guard(20)
     while _metrics(port)['relatedpages_errors_total{kind="database_refused"}'] < 2:
         assert time.monotonic() < deadline, _metrics(port)
         time.sleep(0.1)
@@ -375,6 +389,22 @@ def test_serve_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=guard(60))
         assert done.returncode == 2 and message in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+@pytest.mark.parametrize("kind", ["granian", "gunicorn"])
+def test_a_port_in_use_is_one_failure_said_plainly(tmp_path: Path, kind: str) -> None:
+    import socket
+
+    db = tmp_path / "db"
+    build_database(_records("first"), db, algorithm="block", parameters={}, source=["test"])
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        done = subprocess.run([sys.executable, "-m", "relatedpages.cli", "serve", "--db", str(db), "--port",
+                               str(taken.getsockname()[1]), "--server", kind], cwd=REPO, capture_output=True,
+                              text=True, timeout=guard(60), env={**os.environ, "RUST_BACKTRACE": "0"})
+    assert done.returncode == 1 and "Address already in use" in done.stderr, done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
 
 
 def test_the_link_index_methods_answer_as_query_links_does(tmp_path: Path) -> None:

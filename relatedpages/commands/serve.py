@@ -108,6 +108,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         serve(ServeSettings(databases, Path(args.links) if args.links else None, args.host,
                             args.port, args.workers, args.threads, args.check_every, server))
-    except SystemExit as stop:  # gunicorn exits on a port in use, a failed worker boot
+    except SystemExit as stop:  # a port in use, a failed worker boot (the server said why)
         return EXIT_FAILURE if stop.code not in (0, None) else EXIT_OK
     return EXIT_OK

@@ -4,7 +4,8 @@ app that answers ``GET /api/related`` itself, through the same
 (the explorer, the batch POST, health, OpenAPI, ``/metrics``) to the Flask app as WSGI,
 with its body read to at most the app's limit (and drained to
 :data:`~relatedpages.serve.app.DRAIN_BODY_BYTES`), so the app's own 413s are what a client
-sees.  Flask costs a lookup about as much as the lookup itself; the hot path skips it.
+sees.  gunicorn and Flask cost about four times the CPU per lookup of granian and this
+front (scripts/bench_serve.py, docs/guides/serving.md); the hot path skips Flask.
 """
 from __future__ import annotations
 
@@ -26,8 +27,15 @@ _WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 class RelatedPagesRSGI:
     """One worker's RSGI app: ``lookups`` for ``GET /api/related``, ``wsgi_app`` for the rest."""
 
-    def __init__(self, lookups: Lookups, wsgi_app: _WSGIApp, host: str, port: int):
+    def __init__(self, lookups: Lookups, wsgi_app: _WSGIApp, host: str, port: int,
+                 on_start: Callable[[], None] | None = None):
         self.lookups, self.wsgi_app, self.host, self.port = lookups, wsgi_app, host, str(port)
+        self.on_start = on_start
+
+    def __rsgi_init__(self, loop: Any) -> None:
+        """granian's call before the worker serves: ``on_start`` runs once its loop does."""
+        if self.on_start is not None:
+            loop.call_soon(self.on_start)
 
     async def __rsgi__(self, scope: Any, protocol: Any) -> None:
         if scope.proto != "http":  # websockets are off; nothing else is spoken here

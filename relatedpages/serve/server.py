@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -81,12 +82,16 @@ def worker_lookups(settings: ServeSettings) -> Lookups:
         graph = load_link_graph(settings.links, verify="full")
         methods = Methods(graph, {name: method.params() for name, method in PAGE_METHODS.items()},
                           str(settings.links))
+    return Lookups(sources, methods, metrics)
+
+
+def log_ready(lookups: Lookups) -> None:
+    """The worker's "ready" line, once it answers: what it serves."""
     logging.getLogger(__name__).info(
         "worker %d ready: %s", os.getpid(),
         "; ".join(f"{name} {item['records']} records, built {item['built_at']}"
                   if item["serving"] else f"{name} NOT serving ({item['problem']})"
-                  for name, item in sources.health().items()) or "link index only")
-    return Lookups(sources, methods, metrics)
+                  for name, item in lookups.sources.health().items()) or "link index only")
 
 
 def app_factory(settings: ServeSettings) -> Callable[[], Any]:
@@ -96,10 +101,12 @@ def app_factory(settings: ServeSettings) -> Callable[[], Any]:
         lookups = worker_lookups(settings)
         app = create_app(lookups)
         if settings.server is ServerKind.GUNICORN:
+            log_ready(lookups)  # the arbiter listens already: a connection waits for a worker
             return app
         from relatedpages.serve.rsgi import RelatedPagesRSGI
 
-        return RelatedPagesRSGI(lookups, app, settings.host, settings.port)
+        # a granian worker listens once its event loop runs
+        return RelatedPagesRSGI(lookups, app, settings.host, settings.port, on_start=lambda: log_ready(lookups))
     return make
 
 
@@ -163,13 +170,20 @@ def serve_granian(make_app: Callable[[], Any], host: str, port: int, *, workers:
     from granian.log import LogLevels
     from granian.server import Server
 
-    Server(
+    server = Server(
         "relatedpages.serve", address=host, port=port, interface=Interfaces.RSGI, workers=workers,
         http=HTTPModes.http1, websockets=False,
         log_level=LogLevels.info, log_dictconfig=_GRANIAN_LOGGING,
         respawn_failed_workers=True,
         workers_kill_timeout=10,  # as gunicorn's graceful_timeout
-    ).serve(target_loader=make_app, wrap_loader=False)
+    )
+    try:
+        server.serve(target_loader=make_app, wrap_loader=False)
+    except RuntimeError as error:  # granian's bind: "Address already in use (os error 98)"
+        if "os error" not in str(error):
+            raise
+        print(f"relatedpages serve: cannot listen on {host}:{port}: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def run(settings: ServeSettings) -> None:
