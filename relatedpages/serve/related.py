@@ -6,7 +6,6 @@ the server's compiled-core front (:mod:`relatedpages.serve.rsgi`) both answer th
 (:mod:`relatedpages.serve.metrics`)."""
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -19,8 +18,6 @@ from relatedpages.serve.answers import answer_bytes, encode_json
 from relatedpages.serve.metrics import UNKNOWN_ALGORITHM, ErrorKind, Metrics
 from relatedpages.serve.sources import Sources
 from relatedpages.store.db import DatabaseError
-
-logger = logging.getLogger(__name__)
 
 #: Results per lookup at most (a database holds M = 15 per page by default).
 MAX_N = 100

@@ -13,7 +13,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -191,7 +191,7 @@ def run(settings: ServeSettings) -> None:
     counting into a metrics folder of this run's, removed at the end."""
     folder = Path(tempfile.mkdtemp(prefix="relatedpages-serve-metrics-"))
     try:
-        settings = ServeSettings(**{**settings.__dict__, "metrics_folder": folder})
+        settings = replace(settings, metrics_folder=folder)
         if settings.server is ServerKind.GUNICORN:
             serve_app(app_factory(settings), settings.host, settings.port, workers=settings.workers,
                       threads=settings.threads)
