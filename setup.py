@@ -42,6 +42,7 @@ INSTALL_REQUIRES = [
     "gunicorn==27.0.1",  # relatedpages serve --server gunicorn: the pre-fork server
     "granian==2.8.7",  # relatedpages serve: the default server, its HTTP core compiled (Rust)
     "numpy==2.4.6",  # the connectivity server's arrays and LLI's SVD (also matplotlib's)
+    "zstandard==0.25.0",  # database format 2: the zstd blocks of relatedpages/store/dbblocks.py
 ]
 
 #: mrjob's ``-r spark`` on pyspark's local master (Spark's jars come in the wheel), pinned like

@@ -1,4 +1,6 @@
-"""Tests for relatedpages.store.db: the on-disk format, lookups, refusals and atomic replace."""
+"""Tests for relatedpages.store.db: the on-disk format, lookups, refusals and atomic replace,
+on both formats where a reader could tell them apart (``fmt``: format 1, lines; format 2,
+blocks, the default); what only format 2 has is tested in tests/test_dbblocks.py."""
 from __future__ import annotations
 
 import doctest
@@ -24,6 +26,7 @@ from relatedpages.store.db import (
     FORMAT_VERSION,
     MANIFEST_NAME,
     PARTITIONS,
+    STRINGS_NAME,
     DatabaseError,
     DatabaseProblem,
     RecordRejection,
@@ -33,6 +36,7 @@ from relatedpages.store.db import (
     partition_name,
     partition_of,
 )
+from relatedpages.store.dbblocks import BlockPartition
 from relatedpages.store.dbbuild import build_database
 from relatedpages.store.dbopen import read_manifest
 from tests.prerequisites import guard
@@ -67,6 +71,22 @@ def part_lines(path: Path, index: int) -> list[bytes]:
     return (path / partition_name(index)).read_bytes().splitlines()
 
 
+def stored_keys(path: Path, index: int) -> list[bytes]:
+    """The keys of a partition in stored order, in either format."""
+    file = path / partition_name(index)
+    if read_manifest(path).format_version == 1:
+        return [line.split(b"\t")[0] for line in part_lines(path, index)]
+    with open(file, "rb") as handle:
+        size = file.stat().st_size
+        return [key for key, _ in BlockPartition(handle.fileno(), size).lines()] if size else []
+
+
+@pytest.fixture(params=[1, 2], ids=["lines", "blocks"])
+def fmt(request: pytest.FixtureRequest) -> int:
+    """Each format a build writes: 1 (lines) and 2 (blocks, the default)."""
+    return int(request.param)
+
+
 def test_doctests() -> None:
     result = doctest.testmod(db_module)
     assert result.attempted > 0 and result.failed == 0
@@ -75,9 +95,9 @@ def test_doctests() -> None:
 # -- round trip and format ---------------------------------------------------------------
 
 
-def test_round_trip(tmp_path: Path) -> None:
+def test_round_trip(tmp_path: Path, fmt: int) -> None:
     records = make_records(500) + [("http://lonely.example/", [])]
-    summary = build(tmp_path / "db", iter(records))
+    summary = build(tmp_path / "db", iter(records), format_version=fmt)
     assert (summary.records, summary.read, summary.partitions) == (501, 501, PARTITIONS)
     assert all(summary.count(reason) == 0 for reason in RecordRejection)
     with RelatedPagesDB(tmp_path / "db") as database:
@@ -88,44 +108,54 @@ def test_round_trip(tmp_path: Path) -> None:
         assert dict(database.records()) == {url: as_related(value) for url, value in records}
 
 
-def test_manifest(tmp_path: Path) -> None:
+def test_manifest(tmp_path: Path, fmt: int) -> None:
     summary = build(tmp_path / "db", make_records(200), algorithm="cocitation", parameters={"min_degree": 2},
-                    source=["a.warc.gz", "b.warc.gz"], partitions=8)
+                    source=["a.warc.gz", "b.warc.gz"], partitions=8, format_version=fmt)
     raw = json.loads((tmp_path / "db" / MANIFEST_NAME).read_text("utf-8"))
-    assert raw["format"] == "relatedpages-db" and raw["format_version"] == FORMAT_VERSION == 1
+    assert raw["format"] == "relatedpages-db" and raw["format_version"] == fmt and FORMAT_VERSION == 2
     assert (raw["algorithm"], raw["parameters"], raw["source"]) == (
         "cocitation", {"min_degree": 2}, ["a.warc.gz", "b.warc.gz"])
     assert raw["built_at"].endswith("Z") and raw["records"] == 200
     assert [p["name"] for p in raw["partitions"]] == [f"part-0000{i}" for i in range(8)]
-    assert sorted(os.listdir(tmp_path / "db")) == sorted([MANIFEST_NAME] + [p["name"] for p in raw["partitions"]])
+    data_files = [p["name"] for p in raw["partitions"]] + ([STRINGS_NAME] if fmt == 2 else [])
+    assert sorted(os.listdir(tmp_path / "db")) == sorted([MANIFEST_NAME] + data_files)
     for index, entry in enumerate(raw["partitions"]):
         data = (tmp_path / "db" / entry["name"]).read_bytes()
         assert entry["bytes"] == len(data) and entry["sha256"] == hashlib.sha256(data).hexdigest()
-        assert entry["records"] == data.count(b"\n") == len(part_lines(tmp_path / "db", index))
+        assert entry["records"] == len(stored_keys(tmp_path / "db", index))
+        if fmt == 1:
+            assert entry["records"] == data.count(b"\n")
     assert sum(p["records"] for p in raw["partitions"]) == 200
+    if fmt == 2:
+        strings = (tmp_path / "db" / STRINGS_NAME).read_bytes()
+        assert raw["strings"] == {"name": STRINGS_NAME, "count": raw["strings"]["count"], "bytes": len(strings),
+                                  "sha256": hashlib.sha256(strings).hexdigest()}
+        assert raw["strings"]["count"] == len({text for _, value in make_records(200) for entry in value
+                                               for text in [entry[0], *(item[0] for item in entry[2])]})
     manifest = read_manifest(tmp_path / "db")
     assert manifest.algorithm == "cocitation" and manifest.records == 200 and manifest.bytes == summary.bytes
+    assert manifest.bytes == sum(len((tmp_path / "db" / name).read_bytes()) for name in data_files)
     assert manifest.to_json() == raw
 
 
 def test_line_format_is_url_tab_compact_json(tmp_path: Path) -> None:
     value = [["http://b.example/", 5.0, [["中文站.example", 2.0]]]]
-    build(tmp_path / "db", [("http://a.example/", value)], partitions=1)
+    build(tmp_path / "db", [("http://a.example/", value)], partitions=1, format_version=1)
     assert part_lines(tmp_path / "db", 0) == [
         b"http://a.example/\t" + json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     ]
     assert "中文站".encode("utf-8") in (tmp_path / "db" / "part-00000").read_bytes()
 
 
-def test_partitions_by_crc32_of_the_normalised_url(tmp_path: Path) -> None:
+def test_partitions_by_crc32_of_the_normalised_url(tmp_path: Path, fmt: int) -> None:
     records = make_records(300) + [("HTTP://Upper.Example:80/x/../y", [])]
-    build(tmp_path / "db", records, partitions=16)
+    build(tmp_path / "db", records, partitions=16, format_version=fmt)
     for url, _ in records:
         key = normalise_url(url)
         assert key is not None
         index = zlib.crc32(key.encode("utf-8")) % 16
         assert index == partition_of(key, 16)
-        assert any(line.split(b"\t")[0] == key.encode() for line in part_lines(tmp_path / "db", index))
+        assert key.encode() in stored_keys(tmp_path / "db", index)
     assert partition_of("http://example.com/") == zlib.crc32(b"http://example.com/") % 64 == 9
 
 
@@ -139,8 +169,7 @@ def test_build_is_byte_identical_under_another_hash_seed(tmp_path: Path) -> None
     for seed in ("1", "2"):
         subprocess.run([sys.executable, "-c", script, str(tmp_path / f"seed{seed}")], cwd=REPO, check=True,
                        env={**os.environ, "PYTHONHASHSEED": seed}, timeout=guard(60))
-        for index in range(PARTITIONS):
-            name = partition_name(index)
+        for name in [partition_name(index) for index in range(PARTITIONS)] + [STRINGS_NAME]:
             assert (tmp_path / "here" / name).read_bytes() == (tmp_path / f"seed{seed}" / name).read_bytes()
 
 
@@ -161,10 +190,10 @@ NON_ASCII = [
 ]
 
 
-def test_sorted_by_bytes_with_non_ascii_urls(tmp_path: Path) -> None:
+def test_sorted_by_bytes_with_non_ascii_urls(tmp_path: Path, fmt: int) -> None:
     records = [(url, [[url, 1.0, [["ünïcode.example", 1.0]]]]) for url in NON_ASCII]
-    build(tmp_path / "db", records, partitions=1)
-    keys = [line.split(b"\t")[0] for line in part_lines(tmp_path / "db", 0)]
+    build(tmp_path / "db", records, partitions=1, format_version=fmt)
+    keys = stored_keys(tmp_path / "db", 0)
     assert keys == sorted(keys) and len(set(keys)) == len(keys) == len(NON_ASCII)
     assert all(key.isascii() for key in keys)  # normalised: punycode hosts, %-encoded paths
     with RelatedPagesDB(tmp_path / "db") as database:
@@ -174,11 +203,13 @@ def test_sorted_by_bytes_with_non_ascii_urls(tmp_path: Path) -> None:
             assert database.related(url) == database.related(normalised) == as_related(value)
 
 
-def test_prefix_keys_and_misses_between_them(tmp_path: Path) -> None:
-    """The binary search stops on line boundaries: prefixes, neighbours and gaps."""
+def test_prefix_keys_and_misses_between_them(tmp_path: Path, fmt: int) -> None:
+    """The search stops on line boundaries: prefixes, neighbours and gaps (format 2: in
+    and between its ~20 blocks)."""
     urls = [f"http://a.example/{'x' * (i % 7)}{i}" for i in range(0, 4000, 2)]
     urls += ["http://a.example/", "http://a.example/x", "http://a.example/x/", "http://a.example/xx"]
-    build(tmp_path / "db", [(u, related_list(len(u), n=(len(u) % 4))) for u in urls], partitions=1)
+    build(tmp_path / "db", [(u, related_list(len(u), n=(len(u) % 4))) for u in urls], partitions=1,
+          format_version=fmt)
     with RelatedPagesDB(tmp_path / "db") as database:
         for url in urls:
             assert database.related(url) == as_related(related_list(len(url), n=(len(url) % 4)))
@@ -193,11 +224,11 @@ path_chars = st.text(alphabet=st.sampled_from("ab/~-é中%.?=&"), max_size=6)
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(present=st.lists(path_chars, max_size=30), absent=st.lists(path_chars, max_size=10))
-def test_every_key_found_and_no_other(tmp_path_factory: pytest.TempPathFactory, present: list[str],
+def test_every_key_found_and_no_other(tmp_path_factory: pytest.TempPathFactory, fmt: int, present: list[str],
                                       absent: list[str]) -> None:
     path = tmp_path_factory.mktemp("h") / "db"
     records = [(f"http://h.example/{p}", [[f"http://v.example/{i}", float(i), []]]) for i, p in enumerate(present)]
-    build(path, records, partitions=3)
+    build(path, records, partitions=3, format_version=fmt)
     expected: dict[str, list[Related]] = {}
     for url, value in records:  # the last record of a normalised URL wins
         key = normalise_url(url)
@@ -232,9 +263,10 @@ def test_unknown_url_is_none_and_malformed_url_is_value_error(tmp_path: Path) ->
                 database.related(malformed)
 
 
-def test_empty_database(tmp_path: Path) -> None:
-    summary = build(tmp_path / "db", [])
-    assert summary.records == 0 and summary.bytes == 0
+def test_empty_database(tmp_path: Path, fmt: int) -> None:
+    summary = build(tmp_path / "db", [], format_version=fmt)
+    assert summary.records == 0
+    assert summary.bytes == (0 if fmt == 1 else (tmp_path / "db" / STRINGS_NAME).stat().st_size)
     with RelatedPagesDB(tmp_path / "db", verify="full") as database:
         assert len(database) == 0 and database.related("http://a.example/") is None
         assert list(database.records()) == []
@@ -249,9 +281,9 @@ def test_closed_database_refuses_lookups(tmp_path: Path) -> None:
         database.related(make_records(1)[0][0])
 
 
-def test_concurrent_lookups(tmp_path: Path) -> None:
+def test_concurrent_lookups(tmp_path: Path, fmt: int) -> None:
     records = make_records(400)
-    build(tmp_path / "db", records)
+    build(tmp_path / "db", records, format_version=fmt)
     errors: list[str] = []
     with RelatedPagesDB(tmp_path / "db") as database:
         def worker(offset: int) -> None:
@@ -309,31 +341,43 @@ def test_build_argument_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "db").exists() and os.listdir(tmp_path) == []
 
 
-def test_build_streams_one_partition_at_a_time(tmp_path: Path) -> None:
-    """Peak memory does not grow with the input: records are spilled, not held."""
+def test_build_streams_one_partition_at_a_time(tmp_path: Path, fmt: int) -> None:
+    """Peak memory does not grow with the input: records are spilled, not held (format 2
+    holds the string table, which grows with the distinct strings, not the records)."""
     def records(n: int) -> Iterator[tuple[str, list[Any]]]:
         for i in range(n):
             yield f"http://s{i % 500}.example/page/{i}", related_list(i, n=5)
 
-    peaks, sizes = [], []
-    for n in (3_000, 12_000):
+    peaks, sizes, strings = [], [], []
+    for n in ((3_000, 12_000) if fmt == 1 else (1_500, 6_000)):  # format 2 spills slower under tracemalloc
         tracemalloc.start()
         try:
-            summary = build(tmp_path / f"db{n}", records(n))
+            summary = build(tmp_path / f"db{n}", records(n), format_version=fmt)
             peaks.append(tracemalloc.get_traced_memory()[1])
         finally:
             tracemalloc.stop()
         assert summary.records == n
         sizes.append(summary.bytes)
-    assert peaks[1] - peaks[0] < (sizes[1] - sizes[0]) / 5, (peaks, sizes)
+        manifest = read_manifest(tmp_path / f"db{n}")
+        strings.append(manifest.strings.count if manifest.strings else 0)
+    # format 1: a fifth of the growth on disk; format 2 (16 times smaller on disk): that,
+    # and ~250 bytes a distinct string (here 5 new URLs a record)
+    assert peaks[1] - peaks[0] < (sizes[1] - sizes[0]) / 5 + 250 * (strings[1] - strings[0]), (peaks, sizes, strings)
 
 
 # -- refusals ----------------------------------------------------------------------------
 
 
 @pytest.fixture
-def built(tmp_path: Path) -> Path:
-    build(tmp_path / "db", make_records(300), partitions=8)
+def built(tmp_path: Path, fmt: int) -> Path:
+    build(tmp_path / "db", make_records(300), partitions=8, format_version=fmt)
+    return tmp_path / "db"
+
+
+@pytest.fixture
+def built_lines(tmp_path: Path) -> Path:
+    """A format-1 database: its lines can be edited (format 2's: tests/test_dbblocks.py)."""
+    build(tmp_path / "db", make_records(300), partitions=8, format_version=1)
     return tmp_path / "db"
 
 
@@ -399,8 +443,9 @@ def test_flipped_byte_refused_before_first_answer_with_lazy(built: Path) -> None
             database.related(in_2)  # after corruption is found, nothing more is answered
 
 
-def test_broken_record_refused_at_lookup_with_sizes(built: Path) -> None:
+def test_broken_record_refused_at_lookup_with_sizes(built_lines: Path) -> None:
     """The default check trusts the sizes; a record that no longer parses is still refused."""
+    built = built_lines
     lines = part_lines(built, 1)
     url = lines[0].split(b"\t")[0].decode()
     data = (built / "part-00001").read_bytes()
@@ -412,7 +457,8 @@ def test_broken_record_refused_at_lookup_with_sizes(built: Path) -> None:
             database.related(make_records(1)[0][0])
 
 
-def test_missing_tab_refused_at_lookup_with_sizes(built: Path) -> None:
+def test_missing_tab_refused_at_lookup_with_sizes(built_lines: Path) -> None:
+    built = built_lines
     data = (built / "part-00001").read_bytes()
     (built / "part-00001").write_bytes(data.replace(b"\t", b" "))
     url = data.split(b"\t")[0].decode()
@@ -429,14 +475,14 @@ def test_wrong_line_count_refused_with_full(built: Path) -> None:
     assert "part-00002 has" in str(refused(built, "full"))
 
 
-@pytest.mark.parametrize("version", [0, 2, "1", None])
+@pytest.mark.parametrize("version", [0, 3, "1", None, True])
 def test_wrong_version(built: Path, version: Any) -> None:
     manifest = json.loads((built / MANIFEST_NAME).read_text())
     manifest["format_version"] = version
     (built / MANIFEST_NAME).write_text(json.dumps(manifest))
     error = refused(built)
     assert str(error) == (
-        f"unsupported database version: format version {version!r}, this reader reads version 1 ({built})")
+        f"unsupported database version: format version {version!r}, this reader reads versions 1 and 2 ({built})")
     assert error.problem is DatabaseProblem.UNSUPPORTED_VERSION
 
 

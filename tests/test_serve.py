@@ -243,7 +243,8 @@ def test_metrics_count_lookups_latency_swaps_and_refusals(server: tuple[int, Pat
         time.sleep(0.1)
     candidate = tmp_path / "candidate"
     build_database(_records("corrupt"), candidate, algorithm="block", parameters={}, source=["test"])
-    part = next(p for p in sorted(candidate.glob("part-*")) if b"corrupt" in p.read_bytes())
+    # the file holding the text: a partition (format 1) or the string table (format 2)
+    part = next(p for p in sorted(candidate.iterdir()) if p.name != "manifest.json" and b"corrupt" in p.read_bytes())
     part.write_bytes(part.read_bytes().replace(b"corrupt", b"Corrupt", 1))
     os.rename(db, tmp_path / "old")
     os.rename(candidate, db)
@@ -361,7 +362,8 @@ def test_a_corrupt_database_is_never_served(server: tuple[int, Path, Any], tmp_p
     port, db, _ = server
     candidate = tmp_path / "candidate"
     build_database(_records("corrupt"), candidate, algorithm="block", parameters={}, source=["test"])
-    part = next(p for p in sorted(candidate.glob("part-*")) if b"corrupt" in p.read_bytes())
+    # the file holding the text: a partition (format 1) or the string table (format 2)
+    part = next(p for p in sorted(candidate.iterdir()) if p.name != "manifest.json" and b"corrupt" in p.read_bytes())
     data = bytearray(part.read_bytes())
     data[data.index(b"corrupt")] = ord("C")  # same size: only the checksum tells
     part.write_bytes(bytes(data))

@@ -8,6 +8,7 @@ import ctypes
 import errno
 import functools
 import hashlib
+import itertools
 import json
 import logging
 import math
@@ -27,11 +28,13 @@ from filters.urls import normalise_url
 from relatedpages.scoring.fallback import fill_related
 from relatedpages.store import db  # the reader checks what a build wrote, before the swap
 from relatedpages.store import leftovers
+from relatedpages.store.dbblocks import BlockWriter, Compression
 from relatedpages.store.dbformat import (
     _MAX_PARTITIONS,
     _PARTITION_NAME,
     _SPILL_BUFFER,
     ALGORITHMS,
+    COMPACT_JSON,
     DATABASE_ALGORITHMS,
     FORMAT_VERSION,
     KEY_AS_GIVEN,
@@ -42,11 +45,14 @@ from relatedpages.store.dbformat import (
     DatabaseError,
     DatabaseProblem,
     DatabaseSummary,
+    FormatVersion,
     Manifest,
     PartitionInfo,
     RecordRejection,
+    STRINGS_NAME,
     partition_name,
 )
+from relatedpages.store.dbstrings import StringTableWriter, decode_related
 
 logger = logging.getLogger(__name__)
 
@@ -67,8 +73,14 @@ def build_database(
     fallback: Iterable[tuple[str, Any]] | None = None,
     fallback_source: str = "cocitation",
     fill_to: int = 0,
+    format_version: int | None = None,
+    compression: Compression = Compression(),
 ) -> DatabaseSummary:
     """Write ``records`` (page URL, related list) as a database at ``path``, atomically.
+
+    Related lists are written in :data:`FORMAT_VERSION` (2: zstd blocks cut and
+    compressed as ``compression`` says, strings as ids into one table) unless
+    ``format_version`` asks for 1 (lines); a link index is always written in format 1.
 
     ``fallback`` records (related lists of another algorithm) answer the pages ``records``
     has no record for; each of their entries is marked with a fourth element,
@@ -107,6 +119,7 @@ def build_database(
         raise ValueError(f"parameters must be JSON-serialisable: {error}") from error
     if isinstance(source, str) or not all(isinstance(item, str) for item in source):
         raise ValueError("source must be a list of strings")
+    version = _format_version(algorithm, format_version)
     _check_replaceable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -122,22 +135,25 @@ def build_database(
         )
         counts = {unusable: 0, malformed: 0, duplicate: 0}
         fallback_kept = filled = 0
+        table = StringTableWriter() if version == FormatVersion.BLOCKS else None
+        # format 2: the string table checks a value as it encodes it (one walk, not two)
+        encode = table.encode_related if table is not None else functools.partial(_checked_json, check)
         if fallback is not None:
             if algorithm not in ALGORITHMS:
                 raise ValueError(f"a fallback answers related-pages lookups, not {algorithm!r}")
             counts[RecordRejection.FALLBACK_SUPERSEDED] = 0
             _spill(
-                _marked(fallback, fallback_source), building, partitions, counts, check=check,
+                _marked(fallback, fallback_source), building, partitions, counts, encode=encode,
                 malformed=malformed, unusable=unusable, normalise_keys=normalise_keys,
                 folder=_FALLBACK_SPILL)
         normalised, read = _spill(
-            records, building, partitions, counts, check=check, malformed=malformed,
+            records, building, partitions, counts, encode=encode, malformed=malformed,
             unusable=unusable, normalise_keys=normalise_keys,
         )
         parts = []
         for index in range(partitions):
             info, duplicates, superseded, from_fallback, topped_up = _write_partition(
-                building, index, fill_to, fallback_source)
+                building, index, fill_to, fallback_source, table, compression)
             parts.append(info)
             counts[duplicate] += duplicates
             fallback_kept += from_fallback
@@ -147,8 +163,9 @@ def build_database(
         (building / "spill").rmdir()
         if (building / _FALLBACK_SPILL).exists():
             (building / _FALLBACK_SPILL).rmdir()
+        strings = table.write(building / STRINGS_NAME) if table is not None else None
         manifest = Manifest(
-            format_version=FORMAT_VERSION,
+            format_version=version,
             algorithm=algorithm,
             parameters=dict(parameters),
             source=tuple(source),
@@ -157,6 +174,7 @@ def build_database(
             partitions=tuple(parts),
             rejected={reason.value: count for reason, count in counts.items()},
             key=KEY_NORMALISED_URL if normalise_keys else KEY_AS_GIVEN,
+            strings=strings,
         )
         _write_durably(
             building / MANIFEST_NAME,
@@ -199,25 +217,47 @@ def build_database(
     return summary
 
 
+def _format_version(algorithm: str, asked: int | None) -> FormatVersion:
+    """The format a build of ``algorithm`` writes: ``asked``, or the newest it can."""
+    if asked is None:
+        return FORMAT_VERSION if algorithm in ALGORITHMS else FormatVersion.LINES
+    if type(asked) is not int or asked not in tuple(FormatVersion):
+        raise ValueError(f"format_version must be one of {', '.join(str(v.value) for v in FormatVersion)}, "
+                         f"not {asked!r}")
+    if asked == FormatVersion.BLOCKS and algorithm not in ALGORITHMS:
+        raise ValueError(f"format {asked} holds related lists; a {algorithm!r} database is format 1")
+    return FormatVersion(asked)
+
+
+def _encode_json(value: Any) -> bytes:
+    """A value as format 1 stores it: compact JSON, UTF-8."""
+    return _DUMPS(value).encode("utf-8")
+
+
+def _checked_json(check: Callable[[Any], bool], value: Any) -> bytes | None:
+    """A value as format 1 stores it, or None when it fails ``check``."""
+    return _DUMPS(value).encode("utf-8") if check(value) else None
+
+
 def _spill(
     records: Iterable[tuple[str, Any]],
     building: Path,
     partitions: int,
     counts: dict[RecordRejection, int],
     *,
-    check: Callable[[Any], bool],
+    encode: Callable[[Any], bytes | None],
     malformed: RecordRejection,
     unusable: RecordRejection,
     normalise_keys: bool,
     folder: str = "spill",
 ) -> tuple[int, int]:
-    """Append every usable record to its partition's spill file, counting rejections in
-    ``counts``; (records whose URL normalisation changed, records read)."""
+    """Append every usable record, its value as ``encode`` stores it (None: malformed),
+    to its partition's spill file, counting rejections in ``counts``; (records whose URL
+    normalisation changed, records read)."""
     read = normalised_count = 0
     spill = building / folder
     spill.mkdir()
     handles = [open(spill / partition_name(i), "wb", buffering=_SPILL_BUFFER) for i in range(partitions)]
-    dumps = _DUMPS
     try:
         for url, related in records:
             read += 1
@@ -230,15 +270,14 @@ def _spill(
             if key is None:
                 counts[unusable] += 1
                 continue
-            if not check(related):
+            value = encode(related)
+            if value is None:
                 counts[malformed] += 1
                 continue
             if key != url:
                 normalised_count += 1
             key_bytes = key.encode("utf-8")
-            handles[zlib.crc32(key_bytes) % partitions].write(
-                b"%s\t%s\n" % (key_bytes, dumps(related).encode("utf-8"))
-            )
+            handles[zlib.crc32(key_bytes) % partitions].write(b"%s\t%s\n" % (key_bytes, value))
     finally:
         for handle in handles:
             handle.close()
@@ -246,8 +285,7 @@ def _spill(
 
 
 _WHITESPACE = re.compile(r"\s")
-#: How a value is stored: compact JSON, UTF-8 as is.
-_DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+_DUMPS = COMPACT_JSON
 
 
 def _is_related_list(value: Any) -> bool:
@@ -338,11 +376,13 @@ def _marked(records: Iterable[tuple[str, Any]], source: str) -> Iterator[tuple[s
 
 
 def _write_partition(building: Path, index: int, fill_to: int = 0, source: str = "cocitation",
+                     table: StringTableWriter | None = None, compression: Compression = Compression(),
                      ) -> tuple[PartitionInfo, int, int, int, int]:
     """Sort one spill file (after its fallback spill file, if any) into its partition file,
     filling main lists shorter than ``fill_to`` from the fallback's; (its manifest entry,
     duplicates, fallback records superseded, fallback records kept whole, main records
-    filled)."""
+    filled).  With a string ``table`` the values hold its ids and the file is format 2's
+    blocks, cut and compressed as ``compression`` says; without, format 1's lines."""
     name = partition_name(index)
     by_key: dict[bytes, bytes] = {}
     fallback_spill = building / _FALLBACK_SPILL / name
@@ -366,43 +406,51 @@ def _write_partition(building: Path, index: int, fill_to: int = 0, source: str =
     del lines
     filled = 0
     if fill_to:
+        decode: Callable[[bytes], Any] = json.loads
+        encode: Callable[[Any], bytes | None] = _encode_json
+        if table is not None:  # merged as strings (ids compare alike), stored as ids again
+            string = table.strings().__getitem__
+            decode, encode = (lambda data: decode_related(data, string)), table.encode_related
         for key in sorted(both):
             main_line = by_key[key]
             fallback_line = fallback_lines[key]
-            main = json.loads(main_line[len(key) + 1:])
-            if len(main) >= fill_to:
+            if len(json.loads(main_line[len(key) + 1:])) >= fill_to:
                 continue
-            merged = fill_related(key.decode("utf-8"), main,
-                                  json.loads(fallback_line[len(key) + 1:]), fill_to, source)
+            main = decode(main_line[len(key) + 1:])
+            merged = fill_related(key.decode("utf-8"), main, decode(fallback_line[len(key) + 1:]), fill_to, source)
             if len(merged) > len(main):
+                stored = encode(merged)
+                if stored is None:  # both lists passed the check when they were spilled
+                    raise AssertionError(f"merged list of {key!r} does not encode")
                 filled += 1
-                by_key[key] = b"%s\t%s" % (key, _DUMPS(merged).encode("utf-8"))
+                by_key[key] = b"%s\t%s" % (key, stored)
     superseded = len(both) - filled
     del fallback_lines
-    digest = hashlib.sha256()
-    size = 0
     with open(building / name, "wb") as handle:
-        batch: list[bytes] = []
-        for key in sorted(by_key):
-            batch.append(by_key[key])
-            if len(batch) == 4096:
-                size += _write_lines(handle, digest, batch)
-                batch = []
-        size += _write_lines(handle, digest, batch)
+        if table is None:
+            size, sha256 = _write_lines(handle, (by_key[key] for key in sorted(by_key)))
+        else:
+            blocks = BlockWriter(handle, compression)
+            for key in sorted(by_key):
+                blocks.add(by_key[key])
+            size, sha256 = blocks.finish()
         handle.flush()
         os.fsync(handle.fileno())
     spill.unlink()
-    return (PartitionInfo(name, len(by_key), size, digest.hexdigest()), duplicates, superseded,
+    return (PartitionInfo(name, len(by_key), size, sha256), duplicates, superseded,
             fallback_kept, filled)
 
 
-def _write_lines(handle: IO[bytes], digest: Any, lines: list[bytes]) -> int:
-    if not lines:
-        return 0
-    data = b"\n".join(lines) + b"\n"
-    digest.update(data)
-    handle.write(data)
-    return len(data)
+def _write_lines(handle: IO[bytes], lines: Iterator[bytes]) -> tuple[int, str]:
+    """Format 1: the lines, each ended by a line break, written in batches; (bytes, sha256)."""
+    digest = hashlib.sha256()
+    size = 0
+    while batch := list(itertools.islice(lines, 4096)):
+        data = b"\n".join(batch) + b"\n"
+        digest.update(data)
+        handle.write(data)
+        size += len(data)
+    return size, digest.hexdigest()
 
 
 def _write_durably(path: Path, data: bytes) -> None:
@@ -431,7 +479,7 @@ def _check_replaceable(path: Path) -> None:
         )
     strangers = sorted(
         entry.name for entry in os.scandir(path)
-        if entry.name != MANIFEST_NAME and not _PARTITION_NAME.fullmatch(entry.name)
+        if entry.name not in (MANIFEST_NAME, STRINGS_NAME) and not _PARTITION_NAME.fullmatch(entry.name)
     )
     if strangers:
         raise DatabaseError(

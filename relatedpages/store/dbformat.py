@@ -3,12 +3,13 @@ reader or a build reports, and the related-list value (the format itself is desc
 in :mod:`relatedpages.store.db`)."""
 from __future__ import annotations
 
+import json
 import logging
 import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, IntEnum
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,23 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 PARTITIONS = 64
-FORMAT_VERSION = 1
+
+
+class FormatVersion(IntEnum):
+    """The on-disk formats a reader reads (the manifest's ``format_version``)."""
+
+    LINES = 1
+    """``key<TAB>json<LF>`` lines, binary-searched over a map (the link index's format)."""
+    BLOCKS = 2
+    """zstd blocks of lines whose values hold string ids, a sparse index per partition and
+    one string table (:mod:`relatedpages.store.dbblocks`, :mod:`relatedpages.store.dbstrings`);
+    related-pages databases only."""
+
+
+#: The format ``build_database`` writes for related lists (a link index keeps ``LINES``).
+FORMAT_VERSION = FormatVersion.BLOCKS
+#: The file of a ``BLOCKS`` database that holds every string of its values once.
+STRINGS_NAME = "strings"
 #: The ``format`` field of every manifest: tells a database from any other folder.
 FORMAT_NAME = "relatedpages-db"
 MANIFEST_NAME = "manifest.json"
@@ -30,6 +47,9 @@ DATABASE_ALGORITHMS = (*ALGORITHMS, LINKS_ALGORITHM)
 #: databases whose keys are stored as given (node ids of an edge list).
 KEY_NORMALISED_URL = "filters.urls.normalise_url (default options), UTF-8"
 KEY_AS_GIVEN = "as given (non-empty, no whitespace), UTF-8"
+#: How a value is stored: compact JSON, UTF-8 as is (the HTTP API's answers splice these
+#: bytes, so they must stay what this encoder writes).
+COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 #: Bytes read at a time when checksumming a partition.
 _CHUNK = 1 << 20
 #: Write buffer of each spill file during a build (64 of them are open at once).
@@ -116,6 +136,15 @@ class PartitionInfo:
 
 
 @dataclass(frozen=True)
+class StringsInfo:
+    """The string table of a ``BLOCKS`` database as the manifest records it."""
+
+    count: int
+    bytes: int
+    sha256: str
+
+
+@dataclass(frozen=True)
 class Manifest:
     """The contents of ``manifest.json`` (read-only)."""
 
@@ -128,14 +157,26 @@ class Manifest:
     partitions: tuple[PartitionInfo, ...]
     rejected: Mapping[str, int]
     key: str = KEY_NORMALISED_URL
+    strings: StringsInfo | None = None  # format BLOCKS only
 
     @property
     def bytes(self) -> int:
-        """Total size of the partition files."""
-        return sum(part.bytes for part in self.partitions)
+        """Total size of the data files: the partitions (and the string table)."""
+        return sum(part.bytes for part in self.partitions) + (self.strings.bytes if self.strings else 0)
 
     def to_json(self) -> dict[str, Any]:
         """The manifest as written to ``manifest.json``."""
+        if self.format_version == FormatVersion.BLOCKS:
+            layout = {
+                "line": "key<TAB>json<LF>, sorted by key bytes, keys unique; every string of the "
+                        "json an id into the string table, every number a whole count of "
+                        "millionths where that is exact",
+                "blocks": "zstd frames (content size, content checksum) of whole lines, then "
+                          "the sparse index (a zstd frame of JSON [offsets, raw sizes, first "
+                          "keys]), then 16 bytes: the index's offset (u64 LE) and b'RPDBIDX2'",
+            }
+        else:
+            layout = {"line": "key<TAB>json<LF>, sorted by key bytes, keys unique"}
         return {
             "format": FORMAT_NAME,
             "format_version": self.format_version,
@@ -146,12 +187,14 @@ class Manifest:
             "records": self.records,
             "key": self.key,
             "partitioning": f"zlib.crc32(key) % {len(self.partitions)}",
-            "line": "key<TAB>json<LF>, sorted by key bytes, keys unique",
+            **layout,
             "rejected": dict(self.rejected),
             "partitions": [
                 {"name": p.name, "records": p.records, "bytes": p.bytes, "sha256": p.sha256}
                 for p in self.partitions
             ],
+            **({"strings": {"name": STRINGS_NAME, "count": self.strings.count, "bytes": self.strings.bytes,
+                            "sha256": self.strings.sha256}} if self.strings else {}),
         }
 
 
@@ -165,7 +208,7 @@ class DatabaseSummary:
     rejected: Mapping[RecordRejection, int]  # every reason of this kind of database, zero included
     urls_normalised: int  # records kept whose URL was changed by normalisation
     partitions: int
-    bytes: int  # size of the partition files
+    bytes: int  # size of the data files (partitions, and the string table of format 2)
     seconds: float
     fallback_records: int = 0  # records answered by the fallback (marked in their entries)
     filled_records: int = 0  # records of the main algorithm filled from the fallback

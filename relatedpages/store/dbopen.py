@@ -15,16 +15,22 @@ from typing import IO, Any
 from relatedpages.store.dbformat import (
     _MAX_PARTITIONS,
     _OPEN_ATTEMPTS,
+    ALGORITHMS,
     FORMAT_NAME,
-    FORMAT_VERSION,
     KEY_NORMALISED_URL,
     MANIFEST_NAME,
+    STRINGS_NAME,
     DatabaseError,
     DatabaseProblem,
+    FormatVersion,
     Manifest,
     PartitionInfo,
+    StringsInfo,
     partition_name,
 )
+
+#: The versions this reader reads, as a refusal names them.
+_READABLE = " and ".join(str(version.value) for version in FormatVersion)
 
 logger = logging.getLogger(__name__)
 
@@ -65,10 +71,10 @@ def _load_manifest(path: Path, folder: int) -> Manifest:
             path_first=True,
         )
     version = raw.get("format_version")
-    if version != FORMAT_VERSION:
+    if type(version) is not int or version not in tuple(FormatVersion):
         raise DatabaseError(
             DatabaseProblem.UNSUPPORTED_VERSION, path,
-            f"format version {version!r}, this reader reads version {FORMAT_VERSION}",
+            f"format version {version!r}, this reader reads versions {_READABLE}",
         )
     try:
         return _manifest_from_json(raw)
@@ -76,8 +82,9 @@ def _load_manifest(path: Path, folder: int) -> Manifest:
         raise DatabaseError(DatabaseProblem.CORRUPT, path, f"{MANIFEST_NAME}: {error}") from None
 
 
-def _open_generation(path: Path) -> tuple[Manifest, list[IO[bytes]]]:
-    """The manifest and the open partition files of one and the same database.
+def _open_generation(path: Path) -> tuple[Manifest, list[IO[bytes]], IO[bytes] | None]:
+    """The manifest, the open partition files and the open string table (format 2; else
+    None) of one and the same database.
 
     Everything is opened relative to one descriptor of the folder, so a rebuild that
     swaps the folder meanwhile cannot mix two generations; if the folder was swapped
@@ -89,8 +96,11 @@ def _open_generation(path: Path) -> tuple[Manifest, list[IO[bytes]]]:
         try:
             manifest = _load_manifest(path, folder)
             for part in manifest.partitions:
-                files.append(_open_partition(path, folder, part))
-            return manifest, files
+                files.append(_open_partition(path, folder, part.name, part.bytes))
+            if manifest.strings is not None:
+                files.append(_open_partition(path, folder, STRINGS_NAME, manifest.strings.bytes))
+                return manifest, files[:-1], files[-1]
+            return manifest, files, None
         except DatabaseError:
             for handle in files:
                 handle.close()
@@ -112,17 +122,19 @@ def _swapped(path: Path, folder: int) -> bool:
     return (now.st_dev, now.st_ino) != (then.st_dev, then.st_ino)
 
 
-def _open_partition(path: Path, folder: int, part: PartitionInfo) -> IO[bytes]:
+def _open_partition(path: Path, folder: int, name: str, expected: int) -> IO[bytes]:
+    """A data file of the database (a partition, the string table), of the size the
+    manifest says."""
     try:
-        fd = os.open(part.name, os.O_RDONLY, dir_fd=folder)
+        fd = os.open(name, os.O_RDONLY, dir_fd=folder)
     except FileNotFoundError:
-        raise DatabaseError(DatabaseProblem.PARTIAL, path, f"{part.name} missing") from None
+        raise DatabaseError(DatabaseProblem.PARTIAL, path, f"{name} missing") from None
     handle = os.fdopen(fd, "rb", buffering=0)
     size = os.fstat(fd).st_size
-    if size != part.bytes:
+    if size != expected:
         handle.close()
-        kind = DatabaseProblem.PARTIAL if size < part.bytes else DatabaseProblem.CORRUPT
-        raise DatabaseError(kind, path, f"{part.name} has {size} bytes, the manifest says {part.bytes}")
+        kind = DatabaseProblem.PARTIAL if size < expected else DatabaseProblem.CORRUPT
+        raise DatabaseError(kind, path, f"{name} has {size} bytes, the manifest says {expected}")
     return handle
 
 
@@ -157,6 +169,15 @@ def _manifest_from_json(raw: dict[str, Any]) -> Manifest:
     key = raw.get("key", KEY_NORMALISED_URL)
     if not isinstance(key, str):
         raise ValueError("key of the wrong type")
+    strings = None
+    if raw["format_version"] == FormatVersion.BLOCKS:
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"format {FormatVersion.BLOCKS.value} holds related lists, not {algorithm!r}")
+        entry = raw["strings"]
+        if entry["name"] != STRINGS_NAME or not re.fullmatch(r"[0-9a-f]{64}", str(entry["sha256"])):
+            raise ValueError(f"strings: bad name or sha256 {entry!r}")
+        strings = StringsInfo(integer(entry["count"], "strings count"), integer(entry["bytes"], "strings bytes"),
+                              entry["sha256"])
     return Manifest(
         format_version=raw["format_version"],
         algorithm=algorithm,
@@ -167,4 +188,5 @@ def _manifest_from_json(raw: dict[str, Any]) -> Manifest:
         partitions=tuple(parts),
         rejected=MappingProxyType(dict(rejected)),
         key=key,
+        strings=strings,
     )
