@@ -246,3 +246,15 @@ def test_format_2_answers_as_format_1_does(tmp_path: Path) -> None:
             key = url.encode()
             assert one._lookup(key) == two._lookup(key)
     assert os.path.getsize(tmp_path / "v2" / STRINGS_NAME) < read_manifest(tmp_path / "v2").bytes
+
+
+def test_answers_survive_the_string_cache_emptying(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from relatedpages.store import dbstrings
+
+    monkeypatch.setattr(dbstrings, "CACHE_STRINGS", 5)  # emptied every few strings
+    records = make_records(200)
+    build(tmp_path / "db", records, partitions=4)
+    with RelatedPagesDB(tmp_path / "db") as database:
+        for _ in range(2):
+            for url, value in records:
+                assert database.related(url) == as_related(value)

@@ -219,7 +219,9 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
         }
 
     def _decode_compact(self, data: bytes, string: Callable[[int], str]) -> list[Related]:
-        # The lookups' inner loop: the format-2 list straight into Related objects.
+        # The lookups' inner loop: the format-2 list straight into Related objects, each
+        # string from the reader's cache when it is there ("" is looked up again: harmless).
+        recent = self._recent
         related = []
         for entry in json.loads(data):
             evidence: list[tuple[Any, ...]] = []
@@ -227,13 +229,16 @@ class RelatedPagesDB(PartitionedDB[list[Related]]):
                 weight = item[1]
                 weight = weight / MICRO if weight.__class__ is int else float(weight)
                 if len(item) == 4:
-                    evidence.append((string(item[0]), weight, string(item[2]), string(item[3])))
+                    site, page, anchor = item[0], item[2], item[3]
+                    evidence.append((recent(site) or string(site), weight, recent(page) or string(page),
+                                     recent(anchor) or string(anchor)))
                 else:
                     evidence.append((string(item[0]), weight, *[string(text) for text in item[2:]]))
-            score = entry[1]
+            url, score = entry[0], entry[1]
             related.append(Related(
-                string(entry[0]), score / MICRO if score.__class__ is int else float(score), tuple(evidence),
-                string(entry[3]) if len(entry) >= 4 else None, string(entry[4]) if len(entry) >= 5 else None))
+                recent(url) or string(url), score / MICRO if score.__class__ is int else float(score),
+                tuple(evidence), string(entry[3]) if len(entry) >= 4 else None,
+                string(entry[4]) if len(entry) >= 5 else None))
         return related
 
     def _decode_value(self, data: bytes) -> list[Related]:

@@ -6,7 +6,7 @@ A partition file::
 
     block 0 … block n-1   zstd frames, each with its content size and content checksum,
                           of whole ``key<TAB>value<LF>`` lines in key order, cut after
-                          :attr:`Compression.block_bytes` (16 KiB) of lines
+                          :attr:`Compression.block_bytes` (8 KiB) of lines
     index                 one zstd frame of the JSON ``[offsets, sizes, first keys]``: the
                           n + 1 offsets of the blocks (the last is the index's own), the
                           uncompressed size of each block, and its first key
@@ -14,7 +14,7 @@ A partition file::
 
 An empty partition is an empty file.  A reader reads a partition's index once, with the
 file's last 16 KiB (one read); a lookup then bisects the first keys, reads one block
-(one ``pread``, ~5 KB), decompresses it (~16 KiB) and finds ``<LF>key<TAB>`` in it.  Every
+(one ``pread``, ~2.5 KB), decompresses it (~8 KiB) and finds ``<LF>key<TAB>`` in it.  Every
 block carries zstd's checksum of its content, so a flipped byte in a block is refused when
 the block is decompressed, whatever ``verify`` was; the manifest's sha256 of the whole
 file catches it too (``relatedpages verify``).
@@ -36,7 +36,7 @@ import zstandard
 
 from relatedpages.store.dbformat import partition_name
 
-BLOCK_BYTES_DEFAULT = 16 * 1024
+BLOCK_BYTES_DEFAULT = 8 * 1024
 LEVEL_DEFAULT = 3
 _TRAILER = struct.Struct("<Q8s")
 _TRAILER_MAGIC = b"RPDBIDX2"

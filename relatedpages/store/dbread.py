@@ -66,6 +66,7 @@ class PartitionedDB(ABC, Generic[V]):
         self._closed = False
         self._strings: StringTable | None = None
         self._string: Callable[[int], str] = _no_strings  # format 2: the string of an id
+        self._recent: Callable[[int], str | None] = _no_recent  # … if recently read, else None
         self._strings_checked = False
         try:
             if self._manifest.algorithm not in self.ACCEPTS:
@@ -81,7 +82,7 @@ class PartitionedDB(ABC, Generic[V]):
                                                 self._manifest.strings.bytes)
                 except ValueError as error:
                     self._corrupt_strings(str(error))
-                self._string = self._strings.strings()
+                self._recent, self._string = self._strings.strings()
             if self._verify is Verify.FULL:
                 self._check_strings()
                 for index in range(self._count):
@@ -377,6 +378,10 @@ class PartitionedDB(ABC, Generic[V]):
         self._failure = error
         logger.error("%s", error)
         raise error
+
+
+def _no_recent(index: int) -> str | None:
+    return None
 
 
 def _no_strings(index: int) -> str:

@@ -48,6 +48,9 @@ _HEADER = struct.Struct("<6sHQ")
 MICRO = 1_000_000
 #: Below this magnitude ``round(x * 1e6)`` is the nearest count of millionths (far from 2**53).
 _EXACT_BELOW = 1e9
+#: Strings a reader keeps decoded (~10 MB of the real pages' strings): every citing site
+#: and page, the popular results.
+CACHE_STRINGS = 1 << 16
 #: The string table is read ahead at open up to this size (the real pages': ~10 MB).
 PREFETCH_MAX_BYTES = 256 * 1024 * 1024
 
@@ -216,15 +219,24 @@ class StringTable:
         offsets = self._offsets
         return self._map[offsets[index]:offsets[index + 1]].decode("utf-8")  # type: ignore[index]
 
-    def strings(self) -> Callable[[int], str]:
-        """:meth:`string` as a plain function of the id (the lookups' inner loop)."""
+    def strings(self) -> tuple[Callable[[int], str | None], Callable[[int], str]]:
+        """(``recent``, ``string``): ``string(i)`` is string i, kept in a cache of the
+        strings read last; ``recent(i)`` is string i if the cache holds it, else None (a
+        dict's ``get``: the lookups' inner loop calls it first, ~4 times cheaper than a
+        slice of the map and a decode).  The cache holds up to :data:`CACHE_STRINGS`
+        strings and is emptied when full; safe to share between threads."""
         offsets, data = self._offsets, self._map
         assert data is not None
+        cache: dict[int, str] = {}
 
         def string(index: int) -> str:
-            return data[offsets[index]:offsets[index + 1]].decode("utf-8")
+            text = data[offsets[index]:offsets[index + 1]].decode("utf-8")
+            if len(cache) >= CACHE_STRINGS:
+                cache.clear()
+            cache[index] = text
+            return text
 
-        return string
+        return cache.get, string
 
     def problems(self) -> list[str]:
         """Faults of the table's structure (the sha256 is checked by the reader): offsets
