@@ -21,6 +21,7 @@ from mrjob.job import MRJob
 from mrjob.step import StepFailedException
 
 from jobs import progress as job_progress
+from jobs import yarn
 from filters.config import conf_path
 from jobs.base import summed_counters
 from relatedpages.store import leftovers
@@ -112,7 +113,9 @@ def run_job(
     args, links = _utf8_paths(args)
     job = job_class([*job_args, *args, "--output-dir", output])
     started = time.monotonic()
-    with _removed(links), _ProbableCause() as causes, job.make_runner() as job_runner:
+    ledger = yarn.LEDGER.get() if runner == "hadoop" else None  # a build's YARN applications
+    with _removed(links), _ProbableCause() as causes, yarn.recorded(ledger) as submitted, \
+            job.make_runner() as job_runner:
         leftovers.mark(job_runner._get_local_tmp_dir())  # mrjob's: the next run removes it
         if remote and job_runner.fs.exists(output):
             job_runner.fs.rm(output)  # Hadoop refuses to write into an existing folder
@@ -120,11 +123,13 @@ def run_job(
             try:
                 job_runner.run()
             except KeyboardInterrupt:
+                submitted.stop(job_runner)  # Hadoop's client only watched it: it would run on
                 # mrjob keeps a failed job's temporary folder for its logs
                 # (cleanup_on_failure); an interrupted one is removed: nothing failed
                 job_runner.cleanup(mode=["ALL"])
                 raise
             except Exception as error:
+                submitted.stop(job_runner)  # it has ended, unless its client broke first
                 # a failed job's folder holds the logs its error points at: kept, not a
                 # leftover for the next run to remove
                 (Path(job_runner._get_local_tmp_dir()) / leftovers.MARKER).unlink(missing_ok=True)
@@ -132,6 +137,7 @@ def run_job(
                     raise JobFailed(label or job_class.__name__, error, causes.first,
                                     job_runner._get_local_tmp_dir()) from error
                 raise
+            submitted.ended()
         counters = summed_counters(job_runner.counters())
         if collect is not None:
             with collect.open("wb") as handle:
@@ -423,6 +429,7 @@ def build(    inputs: Sequence[str],
         chain_class, group, pairs_counter = MRCocitation, COCITATION_GROUP, "sibling_pairs"
     with_fallback = fallback and algorithm == "block"
     report = BuildReport()
+    recording = yarn.record_applications(db_path, runner, progress)
     folders = _work_folders(work, "related")
     fallback_folders = _work_folders(work, "fallback") if with_fallback else None
     try:
@@ -485,6 +492,7 @@ def build(    inputs: Sequence[str],
         report.fallback_records = summary.fallback_records
         report.filled_records = summary.filled_records
     finally:
+        yarn.end_recording(recording)
         for used in (folders, fallback_folders):
             if used is not None and not used.keep:
                 shutil.rmtree(used.root, ignore_errors=True)
@@ -529,6 +537,7 @@ def build_links(
     from relatedpages.store.linkindex import LinkEvent, build_link_index
 
     report = LinkBuildReport()
+    recording = yarn.record_applications(db_path, runner, progress)
     folders = _work_folders(work, "links")
     try:
         _segment_stage(inputs, runner, folders, report, progress)
@@ -555,6 +564,7 @@ def build_links(
         report.db_bytes = summary.bytes
         report.rejected = {reason.value: count for reason, count in summary.rejected.items()}
     finally:
+        yarn.end_recording(recording)
         if not folders.keep:
             shutil.rmtree(folders.root, ignore_errors=True)
     return report
