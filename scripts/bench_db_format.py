@@ -148,7 +148,7 @@ def dictionary_estimate(path: Path, level: int) -> tuple[float, float]:
     """(bytes a record of the blocks as built, with a zstd dictionary trained on them)."""
     import zstandard
 
-    blocks: list[bytes] = []
+    blocks: list[bytes | bytearray | memoryview] = []
     manifest = read_manifest(path)
     for index, part in enumerate(manifest.partitions):
         if not part.bytes:
@@ -232,8 +232,8 @@ def main() -> int:
                       "build_s": median(name, "build_s"),
                       **{f"{phase}_{key}": median(name, phase, key) for phase in ("cold", "warm")
                          for key in ("p50", "p99")}} for name, _, _ in rows}
-    version = metadata.version("zstandard")
-    print(f"format 2 adds zstandard {version} to the install: {installed_mb('zstandard'):.1f} MB installed")
+    zstd_version = metadata.version("zstandard")
+    print(f"format 2 adds zstandard {zstd_version} to the install: {installed_mb('zstandard'):.1f} MB installed")
     if args.variants:
         build_database(iter(records), args.work / "dictionary", algorithm="block", parameters=parameters,
                        source=["scripts/bench_db_format.py"])
