@@ -382,6 +382,34 @@ def test_a_corrupt_database_is_never_served(server: tuple[int, Path, Any], tmp_p
         time.sleep(0.25)
 
 
+def test_a_partition_corrupted_under_the_server_fails_its_lookups_alone(server: tuple[int, Path, Any]) -> None:
+    """A byte of the served generation's partition flipped in place (the file the workers
+    hold open): the lookups that need it get a JSON 503 naming it, from either worker,
+    never an answer; the other partitions keep answering; every worker's health names it."""
+    import zlib
+
+    port, db, _ = server
+    partition = zlib.crc32(QUERY.encode()) % 64
+    other = next(url for url, _ in _records("first") if zlib.crc32(url.encode()) % 64 != partition)
+    path = db / f"part-{partition:05d}"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 3] ^= 0x10  # inside its one block: zstd's checksum tells
+    with path.open("r+b") as handle:  # the same file, not a new one: no swap
+        handle.write(bytes(data))
+    for _ in range(8):  # fresh connections: both workers
+        status, payload, _ = _related(port, QUERY)
+        assert status == 503 and f"part-{partition:05d} block 0" in payload["error"], payload
+        assert _related(port, other)[0] == 200
+    for _ in range(8):
+        status, health, _ = _get(port, "/api/health")
+        assert status == 200 and health["status"] == "degraded", health
+        assert [line.split(" ", 1)[0] for line in health["databases"]["block"]["corrupt"]] == \
+            [f"part-{partition:05d}"], health
+    metrics = _metrics(port)
+    assert metrics['relatedpages_errors_total{kind="database_corrupt"}'] >= 8
+    assert metrics['relatedpages_errors_total{kind="server_error"}'] == 0
+
+
 def test_serve_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path) -> None:
     for args, message in (([], "give at least one --db"),
                           (["--db", str(tmp_path / "missing")], "--db"),

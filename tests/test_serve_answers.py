@@ -37,14 +37,18 @@ def _expected(database: RelatedPagesDB, query: str, limit: int | None) -> bytes:
 
 
 def _check_every_answer(records: list[tuple[str, Any]], queries: list[str]) -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        db = Path(folder) / "db"
-        build_database(records, db, algorithm="block", parameters={}, source=["test"], partitions=2)
-        with RelatedPagesDB(db) as database, StoredRelatedDB(db) as stored:
-            for query in queries:
-                for limit in (None, 1, 2):
-                    assert answer_bytes(stored, query, normalise_url(query) or "", limit) == \
-                        _expected(database, query, limit), (query, limit)
+    """Format 2 (written from the ids and millionths) and format 1 (spliced from the text)."""
+    for version in (2, 1):
+        with tempfile.TemporaryDirectory() as folder:
+            db = Path(folder) / "db"
+            build_database(records, db, algorithm="block", parameters={}, source=["test"], partitions=2,
+                           format_version=version)
+            with RelatedPagesDB(db) as database, StoredRelatedDB(db) as stored:
+                assert stored.compact == (version == 2)
+                for query in queries:
+                    for limit in (None, 1, 2):
+                        assert answer_bytes(stored, query, normalise_url(query) or "", limit) == \
+                            _expected(database, query, limit), (version, query, limit)
 
 
 @settings(max_examples=30, deadline=None)

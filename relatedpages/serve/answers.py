@@ -2,7 +2,10 @@
 
 A stored record is the related list as compact JSON (``[[url, score, [[site, weight, …],
 …], fallback?, via?], …]``, :mod:`relatedpages.store.db`); the answer holds the same list
-with each entry as an object.  Decoding it into objects and encoding it again costs most of
+with each entry as an object.  In a format-2 database the strings are ids into the string
+table and the numbers millionths (:mod:`relatedpages.store.dbstrings`):
+:func:`compact_related_bytes` writes the answer straight from those, each string's JSON
+kept once encoded, never building the format-1 text.  In format 1:  Decoding it into objects and encoding it again costs most of
 a lookup, mostly in reading and writing ~90 floats, so :func:`related_bytes` rewrites only
 the entries' brackets and names around the stored bytes.  That is exact because the build
 wrote the record with the very encoder the API uses (compact separators, ``ensure_ascii``
@@ -22,10 +25,14 @@ import hashlib
 import json
 import os
 import re
-from typing import Any
+import zlib
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from filters.spelling import spelling_variants
 from relatedpages.store.db import DatabaseError, DatabaseProblem, Manifest, PartitionedDB, RelatedPagesDB, Verify
+from relatedpages.store.dbformat import FormatVersion
+from relatedpages.store.dbstrings import CACHE_STRINGS, MICRO
 
 #: Part of every ETag: a change to what an answer holds for the same database changes it.
 ANSWER_FORMAT = 1
@@ -54,15 +61,29 @@ _EMPTY_STRING = b'""'
 
 class StoredRelatedDB(PartitionedDB[bytes]):
     """A related-pages database (what :class:`~relatedpages.store.db.RelatedPagesDB` reads)
-    whose lookups return the stored JSON bytes of a record, undecoded; safe to share between
-    threads.  :attr:`tag` is the ETag of its answers (:func:`generation_tag`): it comes
-    with the generation, so a swap changes both at once."""
+    whose lookups return the stored JSON bytes of a record, undecoded (format 2: with its
+    string ids and millionths, :attr:`compact`); safe to share between threads.
+    :attr:`tag` is the ETag of its answers (:func:`generation_tag`): it comes with the
+    generation, so a swap changes both at once."""
 
     ACCEPTS = RelatedPagesDB.ACCEPTS
 
     def __init__(self, path: str | os.PathLike[str], *, verify: Verify | str = Verify.SIZES):
         super().__init__(path, verify=verify)
         self.tag = generation_tag(self.manifest)
+        #: whether a record holds string ids and millionths (format 2), not text
+        self.compact = self.manifest.format_version == FormatVersion.BLOCKS
+        self._json: dict[int, bytes] = {}
+
+    def json_string(self, index: int) -> bytes:
+        """String ``index`` of the string table as the API encodes it (quoted, escaped,
+        UTF-8), kept for the next lookups (up to ``CACHE_STRINGS``, then emptied)."""
+        text = self._json.get(index)
+        if text is None:
+            if len(self._json) >= CACHE_STRINGS:
+                self._json.clear()
+            text = self._json[index] = encode_json(self._string(index)).encode("utf-8")
+        return text
 
     def stored(self, url: str) -> tuple[str, bytes] | None:
         """(the stored spelling that matched, its record's JSON bytes) for the normalised
@@ -77,8 +98,49 @@ class StoredRelatedDB(PartitionedDB[bytes]):
                 return spelling, found
         return None
 
+    def malformed(self, key: str) -> NoReturn:
+        """Raise :class:`DatabaseError` for the record of ``key``, which does not decode:
+        its partition answers nothing more (:meth:`failures`)."""
+        self._corrupt(zlib.crc32(key.encode("utf-8")) % self.partitions, f"malformed record of {key}")
+
     def _decode_value(self, data: bytes) -> bytes:
         return data
+
+    def _decode_compact(self, data: bytes, string: Callable[[int], str]) -> bytes:
+        return data  # written by compact_related_bytes
+
+
+def _number_bytes(value: Any) -> bytes:
+    """A stored score or weight as the API writes it: a float's ``repr``."""
+    if value.__class__ is int:
+        return repr(value / MICRO).encode("ascii")
+    if value.__class__ is float:
+        return repr(value).encode("ascii")
+    raise TypeError(f"not a stored number: {value!r}")
+
+
+def compact_related_bytes(record: bytes, text: Callable[[int], bytes], limit: int | None) -> bytes:
+    """The answer's ``related`` list (its first ``limit`` entries) from a format-2
+    ``record``; ``text`` gives a string id's JSON.  Raises ``ValueError``, ``TypeError``,
+    ``IndexError`` or ``KeyError`` when the record is malformed.
+
+    >>> strings = [b'"https://b.example/"', b'"hub.example"', b'""']
+    >>> compact_related_bytes(b'[[0,2500000,[[1,1000000]],2]]', strings.__getitem__, None)
+    b'[{"url":"https://b.example/","score":2.5,"evidence":[["hub.example",1.0]]}]'
+    """
+    parts = []
+    for entry in json.loads(record)[:limit]:
+        evidence = b",".join([b"[%s,%s%s]" % (text(item[0]), _number_bytes(item[1]),
+                                             b"".join([b"," + text(other) for other in item[2:]]))
+                              for item in entry[2]])
+        part = b'{"url":%s,"score":%s,"evidence":[%s]' % (text(entry[0]), _number_bytes(entry[1]), evidence)
+        # the library leaves out an empty fallback or via (RelatedPagesDB.answer)
+        if len(entry) >= 4 and (fallback := text(entry[3])) != _EMPTY_STRING:
+            part += b',"fallback":' + fallback
+        if len(entry) >= 5 and (via := text(entry[4])) != _EMPTY_STRING:
+            part += b',"via":' + via
+        parts.append(part + b"}")
+    return b"[" + b",".join(parts) + b"]"
 
 
 def related_bytes(record: bytes, limit: int | None) -> bytes | None:
@@ -112,18 +174,16 @@ def related_bytes(record: bytes, limit: int | None) -> bytes | None:
     return b"".join(parts)
 
 
-def decoded_related(database: PartitionedDB[Any], record: bytes, limit: int | None) -> list[dict[str, Any]]:
+def decoded_related(record: bytes, limit: int | None) -> list[dict[str, Any]]:
     """The answer's ``related`` list from ``record`` decoded, as ``RelatedPagesDB.answer``
     builds it (scores and weights as floats, empty fallback and via left out).  Raises
-    :class:`DatabaseError` for a record that does not decode."""
-    try:
-        return [{"url": entry[0], "score": float(entry[1]),
-                 "evidence": [[item[0], float(item[1]), *item[2:]] for item in entry[2]],
-                 **({"fallback": entry[3]} if len(entry) >= 4 and entry[3] else {}),
-                 **({"via": entry[4]} if len(entry) >= 5 and entry[4] else {})}
-                for entry in json.loads(record)[:limit]]
-    except (UnicodeDecodeError, ValueError, TypeError, IndexError, KeyError):
-        raise DatabaseError(DatabaseProblem.CORRUPT, database.path, "a record that does not decode") from None
+    ``ValueError``, ``TypeError``, ``IndexError`` or ``KeyError`` for a record that does
+    not decode."""
+    return [{"url": entry[0], "score": float(entry[1]),
+             "evidence": [[item[0], float(item[1]), *item[2:]] for item in entry[2]],
+             **({"fallback": entry[3]} if len(entry) >= 4 and entry[3] else {}),
+             **({"via": entry[4]} if len(entry) >= 5 and entry[4] else {})}
+            for entry in json.loads(record)[:limit]]
 
 
 def answer_bytes(database: StoredRelatedDB, query: str, url: str, limit: int | None) -> bytes:
@@ -136,9 +196,18 @@ def answer_bytes(database: StoredRelatedDB, query: str, url: str, limit: int | N
     if found is None:
         return head + b'false,"matched":null,"related":[]}'
     matched, record = found
-    related = related_bytes(record, limit)
-    if related is None:
-        related = encode_json(decoded_related(database, record, limit)).encode("utf-8")
+    if database.compact:
+        try:
+            related = compact_related_bytes(record, database.json_string, limit)
+        except (UnicodeDecodeError, ValueError, TypeError, IndexError, KeyError):
+            database.malformed(matched)
+    elif (spliced := related_bytes(record, limit)) is not None:
+        related = spliced
+    else:
+        try:
+            related = encode_json(decoded_related(record, limit)).encode("utf-8")
+        except (UnicodeDecodeError, ValueError, TypeError, IndexError, KeyError):
+            database.malformed(matched)
     return head + b'true,"matched":%s,"related":%s}' % (encode_json(matched).encode("utf-8"), related)
 
 

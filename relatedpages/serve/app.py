@@ -84,7 +84,7 @@ def create_app(lookups: Lookups) -> Flask:
     def health() -> Any:
         databases = sources.health()
         serving = all(item["serving"] for item in databases.values())
-        fresh = all(item["problem"] is None for item in databases.values())
+        fresh = all(item["problem"] is None and not item["corrupt"] for item in databases.values())
         payload: dict[str, Any] = {
             "status": "ok" if serving and fresh else ("degraded" if serving else "down"),
             "databases": databases,
@@ -227,7 +227,8 @@ def openapi_document(algorithms: list[str]) -> dict[str, Any]:
                 },
             },
             "/api/health": {"get": {"summary": "each database: algorithm, build time, records, "
-                                               "whether it verified, why a newer one is not served",
+                                               "whether it verified, why a newer one is not served, "
+                                               "what was found corrupt in it since",
                                     "responses": {"200": {"description": "serving"},
                                                   "503": {"description": "a database has nothing to serve"}}}},
             "/metrics": {"get": {

@@ -161,6 +161,7 @@ class Lookups:
             raise ApiError(400, "url is required")
         if len(url) > MAX_URL_CHARS:
             raise ApiError(414, f"URL of {len(url)} characters; at most {MAX_URL_CHARS}")
+        database = None
         try:
             if algorithm in self.sources.sources:
                 database = self.sources.database(algorithm)
@@ -182,6 +183,8 @@ class Lookups:
             raise ApiError(400, f"malformed URL: {url!r}") from None
         except DatabaseError as error:
             self.metrics.error(ErrorKind.DATABASE_CORRUPT)
+            if database is not None:
+                self.sources.report(database)
             raise ApiError(503, str(error)) from None
 
     def batch(self, body: Any) -> bytes:

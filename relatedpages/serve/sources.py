@@ -9,9 +9,17 @@ background, then swapped in by one reference assignment.  Every worker opens eve
 generation stays open for ``grace`` seconds, so requests that hold it finish; a candidate that fails verification is
 never served: the old one keeps answering and :meth:`Sources.health` says why.  Swaps,
 refusals and failed looks are counted in the worker's :class:`~relatedpages.serve.metrics.Metrics`.
+
+A partition found corrupt under a running server (a disk that rots, a careless edit in
+place) fails only the lookups that need it (:meth:`PartitionedDB.failures
+<relatedpages.store.dbread.PartitionedDB.failures>`); the worker that found it writes it to
+the metrics folder (:meth:`Sources.report`), so every worker's health names it while that
+generation is served.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import threading
@@ -30,6 +38,10 @@ logger = logging.getLogger(__name__)
 CHECK_EVERY_DEFAULT = 1.0
 #: Seconds a swapped-out generation stays open for the requests still using it.
 GRACE_DEFAULT = 30.0
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def folder_identity(path: Path) -> tuple[int, int] | None:
@@ -54,7 +66,7 @@ class Source:
     problem: str | None = None  # why the newest generation at ``path`` is not served
     loaded_at: float = 0.0
 
-    def health(self) -> dict[str, Any]:
+    def health(self, corrupt: list[str] | None = None) -> dict[str, Any]:
         manifest = self.database.manifest if self.database is not None else None
         return {
             "path": str(self.path),
@@ -65,6 +77,7 @@ class Source:
             "verified": self.database is not None,
             "swaps": self.swaps,
             "problem": self.problem,
+            "corrupt": corrupt or [],
         }
 
 
@@ -95,7 +108,48 @@ class Sources:
         return self.sources[name].database
 
     def health(self) -> dict[str, dict[str, Any]]:
-        return {name: source.health() for name, source in self.sources.items()}
+        """Each database's health; ``corrupt``: what any worker found corrupt in the
+        generation served (one line each, ``part-00017 block 3 at byte … does not
+        decompress``)."""
+        return {name: source.health(self._corrupt(source)) for name, source in self.sources.items()}
+
+    def report(self, database: StoredRelatedDB) -> None:
+        """Tell every worker what this one found corrupt in ``database`` (a file per fault
+        in the metrics folder, named by the generation's ETag and the fault)."""
+        folder = self._reports()
+        if folder is None:
+            return
+        for detail in database.failures():
+            path = folder / f"{_digest(database.tag)}-{_digest(detail)}.json"
+            if path.exists():
+                continue
+            part = path.with_name(f"{path.name}.{os.getpid()}")
+            try:
+                part.write_text(json.dumps({"tag": database.tag, "detail": detail}), encoding="utf-8")
+                os.replace(part, path)
+            except OSError as error:  # the health of this worker still says it
+                logger.warning("could not share a corrupt partition with the other workers: %s", error)
+
+    def _corrupt(self, source: Source) -> list[str]:
+        database = source.database
+        if database is None:
+            return []
+        found = set(database.failures())
+        folder = self._reports()
+        if folder is not None:
+            for path in folder.glob(f"{_digest(database.tag)}-*.json"):
+                try:
+                    found.add(json.loads(path.read_text(encoding="utf-8"))["detail"])
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue  # written by nothing this server knows
+        return sorted(found)
+
+    def _reports(self) -> Path | None:
+        if self.metrics is None or self.metrics.folder is None:
+            return None
+        folder = self.metrics.folder / "corrupt"
+        folder.mkdir(exist_ok=True)
+        return folder
 
     def start(self) -> None:
         """Watch the folders from a daemon thread (one per server process)."""

@@ -74,8 +74,10 @@ folder when it opens the database (:mod:`relatedpages.store.dbopen`; it maps the
 lazily), so it stays on the generation
 it verified: a later rebuild renames and deletes those files, but never changes what an
 open reader sees, and a reader opening during a rebuild gets the old or the new
-database, never a mix.  Once a reader has found corruption
-it refuses every further lookup.
+database, never a mix.  Once a reader has found a partition corrupt it refuses every
+further lookup in that partition (:meth:`PartitionedDB.failures` lists them) and keeps
+answering from the others, each checked on its own; a corrupt string table stops every
+lookup.
 """
 from __future__ import annotations
 

@@ -62,7 +62,8 @@ class PartitionedDB(ABC, Generic[V]):
         self._parts: list[BlockPartition | None] = [None] * self._count  # format 2
         self._ready = [False] * self._count
         self._lock = threading.Lock()
-        self._failure: DatabaseError | None = None
+        self._failure: DatabaseError | None = None  # the string table's: every record needs it
+        self._failed: dict[int, DatabaseError] = {}  # the partitions found corrupt
         self._closed = False
         self._strings: StringTable | None = None
         self._string: Callable[[int], str] = _no_strings  # format 2: the string of an id
@@ -96,6 +97,13 @@ class PartitionedDB(ABC, Generic[V]):
     @property
     def path(self) -> Path:
         return self._path
+
+    def failures(self) -> list[str]:
+        """What this reader has found corrupt since it opened, one line each (``part-00017
+        checksum mismatch``); lookups there raise :class:`DatabaseError`, the other
+        partitions keep answering (a fault of the string table stops every lookup)."""
+        found = [] if self._failure is None else [self._failure.detail]
+        return found + [self._failed[index].detail for index in sorted(self._failed)]
 
     @property
     def manifest(self) -> Manifest:
@@ -308,6 +316,8 @@ class PartitionedDB(ABC, Generic[V]):
     def _prepare(self, index: int) -> None:
         if self._failure is not None:
             raise self._failure
+        if index in self._failed:
+            raise self._failed[index]
         if self._closed:
             raise ValueError(f"lookup on a closed {type(self).__name__}")
         if self._ready[index]:
@@ -373,9 +383,13 @@ class PartitionedDB(ABC, Generic[V]):
         raise error
 
     def _corrupt(self, index: int, detail: str) -> NoReturn:
-        """Record and raise: this reader answers nothing more."""
+        """Record and raise: this reader answers nothing more from partition ``index``
+        (the others are checked on their own: their sha256 at open, zstd's checksum of
+        every block read)."""
         error = DatabaseError(DatabaseProblem.CORRUPT, self._path, f"{partition_name(index)} {detail}")
-        self._failure = error
+        # no lock (_prepare may hold it): _failed is set first, and _prepare reads it first
+        self._failed.setdefault(index, error)
+        self._ready[index] = False
         logger.error("%s", error)
         raise error
 
