@@ -75,8 +75,10 @@ def _database(db: Path, crawl: Path) -> Path:
     if (db / "manifest.json").is_file():
         return db
     print(f"building {db} from {crawl} (relatedpages build, the defaults) …", file=sys.stderr, flush=True)
-    subprocess.run([sys.executable, "-m", "relatedpages.cli", "build", str(crawl), "--db", str(db)],
-                   cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, "-m", "relatedpages.cli", "build", str(crawl), "--db", str(db)],
+                          cwd=REPO, stdout=subprocess.DEVNULL)
+    if done.returncode != 0:  # relatedpages build said why, in one line
+        raise SystemExit(f"could not build the benchmark's database {db} (relatedpages build exited {done.returncode})")
     return db
 
 
