@@ -3,7 +3,7 @@
 
     python scripts/project_scale.py out/bench-scale/scale.json [MORE.json …] [--size PAGES]
         [--cpu-ms "LABEL=MS" …] [--pages 3e9] [--node-vcpus 16] [--busy 0.7]
-        [--replication 3] [--warc-kb 30] [--nodes 100,500]
+        [--replication 3] [--warc-kb 30] [--nodes 100,500] [--db-record "LABEL=BYTES" …]
 
 Reads each ``scale.json`` that ``scripts/bench_scale.py`` wrote, takes its largest size (or
 ``--size``), divides its medians by its pages (task CPU, the Python processes' share,
@@ -12,7 +12,8 @@ shuffle, HDFS output, database), and prints the plan's tables
 node-hours a crawl of ``--pages`` pages takes on nodes of ``--node-vcpus`` vCPUs
 ``--busy`` with task work, its storage, and the database's partitions.  ``--cpu-ms`` adds
 a compute row for a figure measured some other way (e.g. an inline build's CPU a page on
-real pages).  Every number it prints is a measured figure times one of these assumptions.
+real pages); ``--db-record`` a database row for bytes a record measured another way
+(e.g. ``scripts/bench_db_format.py``'s), times the measured records a page.  Every number it prints is a measured figure times one of these assumptions.
 """
 from __future__ import annotations
 
@@ -41,6 +42,17 @@ def _cpu_figure(text: str) -> tuple[str, float]:
     return name.strip(), ms
 
 
+def _record_figure(text: str) -> tuple[str, float]:
+    name, sep, value = text.rpartition("=")
+    try:
+        size = float(value)
+    except ValueError:
+        size = -1.0
+    if not sep or not name.strip() or not size > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected LABEL=BYTES, e.g. 'format 2, real pages=251'")
+    return name.strip(), size
+
+
 def _nodes(text: str) -> tuple[int, ...]:
     try:
         nodes = tuple(int(part) for part in text.split(",") if part.strip())
@@ -59,6 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cpu-ms", type=_cpu_figure, action="append", default=[],
                         metavar="LABEL=MS", help="a compute row for a CPU figure a page "
                         "measured elsewhere (repeatable)")
+    parser.add_argument("--db-record", type=_record_figure, action="append", default=[],
+                        metavar="LABEL=BYTES", help="a database row for bytes a record measured "
+                        "elsewhere, times the measured records a page (repeatable)")
     parser.add_argument("--pages", type=float, default=DEFAULTS.pages,
                         help="the crawl's pages. Default: %(default).3g")
     parser.add_argument("--node-vcpus", type=int, default=DEFAULTS.node_vcpus,
@@ -84,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             what = (f"the chain on {Path(figures['graph']).name}" if figures.get("graph")
                     else "the pipeline, generated web")
             measured.append(per_page(size, f"{what}, {size.pages:,} pages ({path})"))
-        print(format_projection(measured, args.cpu_ms, assumptions))
+        print(format_projection(measured, args.cpu_ms, assumptions, args.db_record))
     except ProjectionError as error:
         print(f"project_scale: {error}", file=sys.stderr)
         return 2

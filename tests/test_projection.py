@@ -112,7 +112,7 @@ def test_the_script_prints_the_plan_from_the_bench_s_files(tmp_path, capsys):
     pipeline = bench_json(tmp_path)
     chain = bench_json(tmp_path, (2000,), graph="/data/cnr-2000.arcs.tsv.gz", name="chain.json")
     assert main([str(pipeline), str(chain), "--cpu-ms", "real pages=98", "--pages", "1e9",
-                 "--nodes", "10,40"]) == 0
+                 "--nodes", "10,40", "--db-record", "format 2=256"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("projected to 1,000,000,000 pages; nodes of 16 vCPUs, 70% of their "
                           "CPU doing task work; HDFS replication 3; input WARC 30 KB a page")
@@ -129,6 +129,9 @@ def test_the_script_prints_the_plan_from_the_bench_s_files(tmp_path, capsys):
             "95.0 TB |") in out
     assert "| database | 18.0 KB | 16.8 TB |" in out
     assert "serving: 64 partitions of 268 GB and 70,312,500 records each" in out
+    # 4.5 records a page of 256 bytes: 1.125 KB a page, 10⁹ pages: 1.05 TB
+    assert "| database, 256 bytes a record (format 2) | 1.1 KB | 1.0 TB |" in out
+    assert "serving at 256 bytes a record: 64 partitions of 17 GB and 70,312,500 records each" in out
 
 
 @pytest.mark.parametrize("args, message", [
@@ -155,6 +158,7 @@ def test_bad_files_and_sizes_are_a_clear_error(tmp_path, monkeypatch, capsys, ar
 
 
 @pytest.mark.parametrize("args", [["x.json", "--cpu-ms", "98"], ["x.json", "--cpu-ms", "a=b"],
+                                  ["x.json", "--db-record", "251"], ["x.json", "--db-record", "a=0"],
                                   ["x.json", "--nodes", "0"], ["x.json", "--nodes", "a"]])
 def test_bad_options_are_a_usage_error(args, capsys):
     with pytest.raises(SystemExit) as exited:

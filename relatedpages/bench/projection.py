@@ -212,9 +212,11 @@ def _tb(value: float) -> str:
 
 
 def format_projection(measured: Sequence[PerPage], extra: Sequence[tuple[str, float]],
-                      a: Assumptions) -> str:
+                      a: Assumptions, records: Sequence[tuple[str, float]] = ()) -> str:
     """The plan's tables: compute (a row per measured size, then ``extra``: CPU figures per
-    page measured elsewhere, by label), storage and serving from the first measured size."""
+    page measured elsewhere, by label), storage and serving from the first measured size,
+    with a database row per ``records`` (bytes a record measured elsewhere, by label, times
+    the first size's records a page)."""
     if not measured:
         raise ProjectionError("nothing measured to project")
     lines = [f"projected to {a.pages:,.0f} pages; nodes of {a.node_vcpus} vCPUs, "
@@ -254,7 +256,14 @@ def format_projection(measured: Sequence[PerPage], extra: Sequence[tuple[str, fl
               f"{_tb(s.hdfs_peak_tb)} |",
               f"| shuffle, on the nodes' local disks | {first.shuffle_kb:.1f} KB | "
               f"{_tb(s.shuffle_tb)} |",
-              f"| database | {first.db_kb:.1f} KB | {_tb(s.db_tb)} |",
-              "", f"serving: {a.partitions} partitions of {s.partition_gb:,.0f} GB and "
-                  f"{s.partition_records:,.0f} records each"]
+              f"| database | {first.db_kb:.1f} KB | {_tb(s.db_tb)} |"]
+    serving = [(s.partition_gb, "")]
+    for source, record_bytes in records:
+        kb = first.db_records * record_bytes / KB
+        db_tb = kb * KB * a.pages / TB
+        lines.append(f"| database, {record_bytes:,.0f} bytes a record ({source}) | {kb:.1f} KB | {_tb(db_tb)} |")
+        serving.append((db_tb * TB / GB / a.partitions, f" at {record_bytes:,.0f} bytes a record"))
+    lines.append("")
+    lines += [f"serving{where}: {a.partitions} partitions of {gb:,.0f} GB and "
+              f"{s.partition_records:,.0f} records each" for gb, where in serving]
     return "\n".join(lines)
