@@ -41,6 +41,7 @@ INSTALL_REQUIRES = [
     "flask==3.1.3",  # relatedpages serve: the WSGI app
     "gunicorn==27.0.1",  # relatedpages serve --server gunicorn: the pre-fork server
     "granian==2.8.7",  # relatedpages serve: the default server, its HTTP core compiled (Rust)
+    "uvloop==0.22.1",  # granian's event loop (relatedpages/serve/server.py)
     "numpy==2.4.6",  # the connectivity server's arrays and LLI's SVD (also matplotlib's)
     "zstandard==0.25.0",  # database format 2: the zstd blocks of relatedpages/store/dbblocks.py
 ]

@@ -117,6 +117,10 @@ def run_job(
     with _removed(links), _ProbableCause() as causes, yarn.recorded(ledger) as submitted, \
             job.make_runner() as job_runner:
         leftovers.mark(job_runner._get_local_tmp_dir())  # mrjob's: the next run removes it
+        # mrjob's scratch folder on the cluster: removed by mrjob, or by the next build
+        scratch: str | None = getattr(job_runner, "_hadoop_tmp_dir", None)
+        if scratch and ledger is not None:
+            ledger.record_scratch(scratch)
         if remote and job_runner.fs.exists(output):
             job_runner.fs.rm(output)  # Hadoop refuses to write into an existing folder
         with job_progress.watch(label or job_class.__name__, job_runner, inputs):
@@ -127,6 +131,8 @@ def run_job(
                 # mrjob keeps a failed job's temporary folder for its logs
                 # (cleanup_on_failure); an interrupted one is removed: nothing failed
                 job_runner.cleanup(mode=["ALL"])
+                if scratch and ledger is not None:
+                    ledger.forget_scratch(scratch)
                 raise
             except Exception as error:
                 submitted.stop(job_runner)  # it has ended, unless its client broke first
@@ -143,6 +149,8 @@ def run_job(
             with collect.open("wb") as handle:
                 for chunk in job_runner.cat_output():
                     handle.write(chunk)
+    if scratch and ledger is not None:  # mrjob's clean-up has removed it
+        ledger.forget_scratch(scratch)
     return JobRun(output_dir, counters, time.monotonic() - started)
 
 

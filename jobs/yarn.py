@@ -143,10 +143,26 @@ def recorded(ledger: Ledger | None) -> Iterator[Submitted]:
         logger.setLevel(level)
 
 
+def remove_scratch(hadoop_bin: Sequence[str], uri: str) -> bool:
+    """Remove a job's scratch folder (``hadoop fs -rm -r -f -skipTrash``); whether it is
+    gone (a folder already gone counts)."""
+    try:
+        done = subprocess.run([*hadoop_bin, "fs", "-rm", "-r", "-f", "-skipTrash", uri],
+                              capture_output=True, text=True, timeout=KILL_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        logging.getLogger(__name__).warning("hadoop fs -rm %s: %s", uri, error)
+        return False
+    if done.returncode != 0:
+        logging.getLogger(__name__).warning("hadoop fs -rm %s: exit status %s: %s", uri, done.returncode,
+                                            (done.stdout + done.stderr).strip()[-500:])
+    return done.returncode == 0
+
+
 def stop_orphans(hadoop_bin: Sequence[str], ledger: Ledger,
                  say: Callable[[str], None]) -> list[tuple[str, KillOutcome]]:
     """Kill what builds of this database that have ended left recorded (killed outright:
-    they could not stop their applications themselves); says what it killed, or could not."""
+    they could not stop their applications themselves), then remove their jobs' scratch
+    folders once none of their applications can run; says what it did, or could not."""
     done = []
     for left in ledger.orphans():
         ended = []
@@ -161,7 +177,17 @@ def stop_orphans(hadoop_bin: Sequence[str], ledger: Ledger,
                     f"build of this database (pid {left.owner.pid}): the next build tries again")
             if outcome is not KillOutcome.UNKNOWN:
                 ended.append(application)
-        ledger.release(left, tuple(ended))
+        removed = []
+        if len(ended) == len(left.applications):  # nothing of that run can still use them
+            for uri in left.scratch:
+                if remove_scratch(hadoop_bin, uri):
+                    removed.append(uri)
+                    say(f"removed {uri}: the scratch folder of a job of a build of this database "
+                        f"that ended without removing it (pid {left.owner.pid})")
+                else:
+                    say(f"could not remove {uri}, left by an ended build of this database "
+                        f"(pid {left.owner.pid}): the next build tries again")
+        ledger.release(left, tuple(ended), tuple(removed))
     return done
 
 

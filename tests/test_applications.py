@@ -126,3 +126,36 @@ def test_a_stopped_job_kills_its_running_application(tmp_path: Path) -> None:
     submitted.stop(Runner())
     assert ledger.applications == ()
     assert not (tmp_path / f"db{SUFFIX}").exists()
+
+
+SCRATCH = "hdfs:///tmp/mrjob/related.root.20261204.101010.123456"
+
+
+def test_an_ended_runs_scratch_folders_go_once_its_applications_have_ended(tmp_path: Path) -> None:
+    """A killed build's jobs' scratch folders (mrjob's, on the cluster) are removed by the
+    next build with ``hadoop fs -rm``, after its applications, never while one may run; a
+    path not named as mrjob names a job's folder is never recorded, nor removed."""
+    db = tmp_path / "db"
+    left = Ledger(db, _ended_owner())
+    left.record(APP)
+    left.record_scratch(SCRATCH)
+    left.record_scratch("hdfs:///user/root")  # not a job's folder: not recorded
+    assert left.scratch == (SCRATCH,)
+    calls, cluster_up = tmp_path / "calls.txt", tmp_path / "cluster-up"
+    script = tmp_path / "hadoop"  # answers job -kill once the cluster is up; logs every call
+    script.write_text("#!/usr/bin/env python3\nimport os, sys\n"
+                      f"open({str(calls)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+                      "if sys.argv[1:3] == ['job', '-kill']:\n"
+                      f"    if not os.path.exists({str(cluster_up)!r}):\n"
+                      "        sys.exit('no cluster')\n"
+                      "    print('Killed job ' + sys.argv[3])\n")
+    script.chmod(0o755)
+    said: list[str] = []
+    yarn.stop_orphans([str(script)], Ledger(db), said.append)  # the kill has no answer
+    assert "fs" not in calls.read_text()  # its application may run: its folder stays
+    assert [orphan.scratch for orphan in Ledger(db).orphans()] == [(SCRATCH,)]
+    cluster_up.touch()
+    yarn.stop_orphans([str(script)], Ledger(db), said.append)
+    assert calls.read_text().splitlines()[-1] == f"fs -rm -r -f -skipTrash {SCRATCH}"
+    assert any(line.startswith(f"removed {SCRATCH}: the scratch folder") for line in said)
+    assert not (tmp_path / f"db{SUFFIX}").exists()  # nothing left to do

@@ -339,15 +339,16 @@ def _job_states(env: dict[str, str]) -> dict[str, str]:
     return states
 
 
-def _recorded(db: Path, pid: int) -> list[str]:
-    """The YARN applications the build ``pid`` has recorded beside ``db``."""
+def _recorded(db: Path, pid: int, what: str = "applications") -> list[str]:
+    """The YARN applications (or job scratch folders) the build ``pid`` has recorded
+    beside ``db``."""
     for path in db.with_name(db.name + applications.SUFFIX).glob("*.json"):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # replaced meanwhile
         if data["pid"] == pid:
-            return list(data["applications"])
+            return list(data[what])
     return []
 
 
@@ -363,17 +364,21 @@ def _wait_for_recorded(build: subprocess.Popen[str], db: Path) -> str:
 def test_a_killed_clients_application_is_killed_by_the_next_build_and_sigterm_kills_its_own(
         cluster_env, fault_web, tmp_path):
     """A build killed outright leaves its YARN application running (Hadoop's client only
-    watches it); the next build of the same database kills it, recognised by the id the
-    killed build recorded; a build stopped by SIGTERM kills its own, in one line, exit 143."""
+    watches it) and its job's scratch folder on HDFS; the next build of the same database
+    kills the one and removes the other, recognised by what the killed build recorded; a
+    build stopped by SIGTERM kills its own, in one line, exit 143."""
     db = tmp_path / "db"
     killed = _start_build(cluster_env, tmp_path, fault_web, db, "killed")
     try:
         orphan = _wait_for_recorded(killed, db)
+        scratch = _recorded(db, killed.pid, "scratch")
     finally:
         os.killpg(killed.pid, signal.SIGKILL)
         killed.wait(timeout=guard(30))
     time.sleep(3)  # the killed build's Hadoop client is gone by now (its terminal hung up)
     assert _job_states(cluster_env)[orphan] in ("PREP", "RUNNING")  # the job runs on
+    assert len(scratch) == 1 and scratch[0].startswith("hdfs://")  # mrjob's, for the job
+    hdfs(cluster_env, "-test", "-d", scratch[0])  # left behind (the job runs from it)
 
     following = _start_build(cluster_env, tmp_path, fault_web, db, "following")
     try:
@@ -384,6 +389,10 @@ def test_a_killed_clients_application_is_killed_by_the_next_build_and_sigterm_ki
             if line.startswith("[1/3]"):
                 break
         assert any(f"killed YARN application {orphan}" in line for line in seen), "".join(seen)
+        assert any(f"removed {scratch[0]}: the scratch folder" in line for line in seen), "".join(seen)
+        gone = subprocess.run([str(HADOOP), "fs", "-test", "-e", scratch[0]], env=cluster_env,
+                              capture_output=True, timeout=guard(120))
+        assert gone.returncode == 1, gone.stderr[-2000:]
         own = _wait_for_recorded(following, db)
         following.send_signal(signal.SIGTERM)
     finally:

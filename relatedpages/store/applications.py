@@ -9,7 +9,11 @@ by the run's :class:`~relatedpages.store.leftovers.Owner`), and forgets it once 
 ended.  The next build of that database kills what an ended run recorded
 (:meth:`Ledger.orphans`): an application is recognised by the id its run wrote down, never
 by its name (mrjob names every build's jobs alike), and never while its run still lives or
-when it ran on another host.
+when it ran on another host.  A run records each job's scratch folder on the cluster's
+file system too (mrjob's ``hadoop_tmp_dir``/``<job key>``: the job's code and files, its
+steps' outputs), removed by mrjob when the job ends or is interrupted, and left when the
+client is killed; the next build removes what an ended run recorded, once that run's
+applications have ended (:func:`jobs.yarn.stop_orphans`).
 """
 from __future__ import annotations
 
@@ -25,6 +29,10 @@ from relatedpages.store.leftovers import Owner, me
 APPLICATION_ID = re.compile(r"application_(\d+)_(\d+)")
 #: The ledger folder's name beside the database: ``DB`` + this.
 SUFFIX = ".applications"
+#: A job's scratch folder as mrjob names it: a URI whose last part is the job's key
+#: (``<label>.<user>.<YYYYmmdd>.<HHMMSS>.<microseconds>``); a recorded path of another
+#: shape is not this project's, and is never removed.
+SCRATCH = re.compile(r"[a-z][a-z0-9+.-]*://[^\s]*/[^/\s]+\.[^/\s]+\.\d{8}\.\d{6}\.\d{6}")
 
 
 def job_id(application: str) -> str:
@@ -50,6 +58,7 @@ class Recorded:
     owner: Owner
     applications: tuple[str, ...]
     path: Path  # its ledger file
+    scratch: tuple[str, ...] = ()  # its jobs' scratch folders that may be left
 
 
 class Ledger:
@@ -60,11 +69,30 @@ class Ledger:
         self.owner = owner or me()
         self._mine = self.folder / f"{self.owner.pid}-{self.owner.started or 'x'}-{self.owner.host}.json"
         self._applications: list[str] = []
+        self._scratch: list[str] = []
 
     @property
     def applications(self) -> tuple[str, ...]:
         """This run's applications that may still run."""
         return tuple(self._applications)
+
+    @property
+    def scratch(self) -> tuple[str, ...]:
+        """This run's scratch folders that may be left."""
+        return tuple(self._scratch)
+
+    def record_scratch(self, uri: str) -> None:
+        """Note a job's scratch folder (mrjob's, on the cluster) before the job makes it;
+        a path not named as mrjob names them is not noted (nothing would remove it)."""
+        if SCRATCH.fullmatch(uri) and uri not in self._scratch:
+            self._scratch.append(uri)
+            self._write()
+
+    def forget_scratch(self, uri: str) -> None:
+        """The job's scratch folder is gone (mrjob removed it)."""
+        if uri in self._scratch:
+            self._scratch.remove(uri)
+            self._write()
 
     def record(self, application: str) -> None:
         """Note ``application`` (submitted by this run) before anything else can happen."""
@@ -81,12 +109,12 @@ class Ledger:
             self._write()
 
     def _write(self) -> None:
-        self._store(self._mine, self.owner, self._applications)
+        self._store(self._mine, self.owner, self._applications, self._scratch)
 
-    def _store(self, path: Path, owner: Owner, applications: list[str]) -> None:
-        """A run's file: its applications, whole or not at all whenever the run is killed;
-        none left, no file (and no folder when it is empty)."""
-        if not applications:
+    def _store(self, path: Path, owner: Owner, applications: list[str], scratch: list[str]) -> None:
+        """A run's file: its applications and scratch folders, whole or not at all whenever
+        the run is killed; none left, no file (and no folder when it is empty)."""
+        if not applications and not scratch:
             path.unlink(missing_ok=True)
             try:
                 self.folder.rmdir()
@@ -97,7 +125,8 @@ class Ledger:
         partial = path.with_name(path.name + ".partial")
         partial.write_text(json.dumps({"host": owner.host, "pid": owner.pid,
                                        "started": owner.started,
-                                       "applications": applications}) + "\n", encoding="utf-8")
+                                       "applications": applications, "scratch": scratch}) + "\n",
+                           encoding="utf-8")
         os.replace(partial, path)
 
     def orphans(self) -> list[Recorded]:
@@ -116,12 +145,13 @@ class Ledger:
                 found.append(recorded)
         return found
 
-    def release(self, recorded: Recorded, ended: tuple[str, ...]) -> None:
-        """Another run's applications ``ended`` are gone: drop them from its file (the file
-        too when nothing is left), keep the rest for a later run to try again."""
+    def release(self, recorded: Recorded, ended: tuple[str, ...], removed: tuple[str, ...] = ()) -> None:
+        """Another run's applications ``ended`` and scratch folders ``removed`` are gone:
+        drop them from its file (the file too when nothing is left), keep the rest for a
+        later run to try again."""
         self._store(recorded.path, recorded.owner,
-                    [application for application in recorded.applications
-                     if application not in ended])
+                    [application for application in recorded.applications if application not in ended],
+                    [uri for uri in recorded.scratch if uri not in removed])
 
 
 def _read(path: Path) -> Recorded | None:
@@ -129,8 +159,10 @@ def _read(path: Path) -> Recorded | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         owner = Owner(str(data["host"]), int(data["pid"]), str(data["started"]))
         applications = tuple(str(application) for application in data["applications"])
-    except (OSError, ValueError, KeyError, TypeError):
+        scratch = tuple(str(uri) for uri in data.get("scratch", ()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    if not all(APPLICATION_ID.fullmatch(application) for application in applications):
+    if not all(APPLICATION_ID.fullmatch(application) for application in applications) \
+            or not all(SCRATCH.fullmatch(uri) for uri in scratch):
         return None
-    return Recorded(owner, applications, path)
+    return Recorded(owner, applications, path, scratch)
