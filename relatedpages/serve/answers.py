@@ -74,6 +74,7 @@ class StoredRelatedDB(PartitionedDB[bytes]):
         #: whether a record holds string ids and millionths (format 2), not text
         self.compact = self.manifest.format_version == FormatVersion.BLOCKS
         self._json: dict[int, bytes] = {}
+        self._numbers: dict[int, bytes] = {}
 
     def json_string(self, index: int) -> bytes:
         """String ``index`` of the string table as the API encodes it (quoted, escaped,
@@ -98,6 +99,18 @@ class StoredRelatedDB(PartitionedDB[bytes]):
                 return spelling, found
         return None
 
+    def json_number(self, value: Any) -> bytes:
+        """A stored score or weight as the API writes it; millionths kept once written
+        (weights repeat: 1.0, 0.5, …)."""
+        if value.__class__ is not int:
+            return _number_bytes(value)
+        text = self._numbers.get(value)
+        if text is None:
+            if len(self._numbers) >= CACHE_STRINGS:
+                self._numbers.clear()
+            text = self._numbers[value] = _number_bytes(value)
+        return text
+
     def malformed(self, key: str) -> NoReturn:
         """Raise :class:`DatabaseError` for the record of ``key``, which does not decode:
         its partition answers nothing more (:meth:`failures`)."""
@@ -119,10 +132,12 @@ def _number_bytes(value: Any) -> bytes:
     raise TypeError(f"not a stored number: {value!r}")
 
 
-def compact_related_bytes(record: bytes, text: Callable[[int], bytes], limit: int | None) -> bytes:
+def compact_related_bytes(record: bytes, text: Callable[[int], bytes], limit: int | None,
+                          number: Callable[[Any], bytes] = _number_bytes) -> bytes:
     """The answer's ``related`` list (its first ``limit`` entries) from a format-2
-    ``record``; ``text`` gives a string id's JSON.  Raises ``ValueError``, ``TypeError``,
-    ``IndexError`` or ``KeyError`` when the record is malformed.
+    ``record``; ``text`` gives a string id's JSON, ``number`` a stored number's.  Raises
+    ``ValueError``, ``TypeError``, ``IndexError`` or ``KeyError`` when the record is
+    malformed.
 
     >>> strings = [b'"https://b.example/"', b'"hub.example"', b'""']
     >>> compact_related_bytes(b'[[0,2500000,[[1,1000000]],2]]', strings.__getitem__, None)
@@ -130,10 +145,14 @@ def compact_related_bytes(record: bytes, text: Callable[[int], bytes], limit: in
     """
     parts = []
     for entry in json.loads(record)[:limit]:
-        evidence = b",".join([b"[%s,%s%s]" % (text(item[0]), _number_bytes(item[1]),
-                                             b"".join([b"," + text(other) for other in item[2:]]))
-                              for item in entry[2]])
-        part = b'{"url":%s,"score":%s,"evidence":[%s]' % (text(entry[0]), _number_bytes(entry[1]), evidence)
+        evidence = []
+        for item in entry[2]:
+            if len(item) == 4:  # [site, weight, page, anchor]: nearly every item
+                evidence.append(b"[%s,%s,%s,%s]" % (text(item[0]), number(item[1]), text(item[2]), text(item[3])))
+            else:
+                evidence.append(b"[" + b",".join([text(item[0]), number(item[1]), *[text(o) for o in item[2:]]])
+                                + b"]")
+        part = b'{"url":%s,"score":%s,"evidence":[%s]' % (text(entry[0]), number(entry[1]), b",".join(evidence))
         # the library leaves out an empty fallback or via (RelatedPagesDB.answer)
         if len(entry) >= 4 and (fallback := text(entry[3])) != _EMPTY_STRING:
             part += b',"fallback":' + fallback
@@ -198,7 +217,7 @@ def answer_bytes(database: StoredRelatedDB, query: str, url: str, limit: int | N
     matched, record = found
     if database.compact:
         try:
-            related = compact_related_bytes(record, database.json_string, limit)
+            related = compact_related_bytes(record, database.json_string, limit, database.json_number)
         except (UnicodeDecodeError, ValueError, TypeError, IndexError, KeyError):
             database.malformed(matched)
     elif (spliced := related_bytes(record, limit)) is not None:
