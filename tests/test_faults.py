@@ -201,3 +201,48 @@ def test_a_file_name_that_is_not_utf8_works_on_every_local_runner(tmp_path: Path
             opened.manifest.source[0].endswith("caf\\xe9-crawl.warc.gz")
         records[runner] = opened.manifest.records
     assert records["inline"] == records["local"] > 0
+
+
+@pytest.mark.slow
+def test_a_killed_nightly_leaves_the_live_database_answering_and_the_next_night_runs(
+        web: Path, tmp_path: Path) -> None:
+    """``scripts/nightly`` and its build SIGKILLed together (a gateway lost) in the
+    co-citation fallback, the chain's last stage: the live database keeps answering and
+    verifies, the lock is free again, and the next night builds and removes what the killed
+    one left."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    db = tmp_path / "live" / "db"
+    nightly = [str(REPO / "scripts" / "nightly"), "--db", str(db)]
+    first = subprocess.run([*nightly, "--runner", "inline", "--", str(web)], cwd=REPO, env=_env(scratch),
+                           capture_output=True, text=True, timeout=guard(300))
+    assert first.returncode == 0, first.stderr
+    answer = RelatedPagesDB(db).find(SAMPLE)
+    assert answer
+    logs = set((tmp_path / "live" / "db.logs").glob("nightly-*.log"))
+    time.sleep(1.1)  # the next night's log gets its own second
+    killed = subprocess.Popen([*nightly, "--runner", "local", "--", str(web)], cwd=REPO, env=_env(scratch),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + guard(300)
+        while True:
+            new = set((tmp_path / "live" / "db.logs").glob("nightly-*.log")) - logs
+            if new and "[2/3] fallback" in next(iter(new)).read_text(errors="replace"):
+                break
+            assert killed.poll() is None, "the night ended before its fallback"
+            assert time.monotonic() < deadline, "no fallback stage"
+            time.sleep(0.1)
+        time.sleep(2.0)  # the fallback's job under way (it lasts about 5 s)
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=guard(30))
+    assert subprocess.run(_command("verify", "--db", str(db)), cwd=REPO,
+                          capture_output=True, timeout=guard(60)).returncode == 0
+    assert RelatedPagesDB(db).find(SAMPLE) == answer
+    assert os.listdir(scratch), "the killed night left nothing to clean: the test hit no stage"
+    again = subprocess.run([*nightly, "--runner", "inline", "--", str(web)], cwd=REPO, env=_env(scratch),
+                           capture_output=True, text=True, timeout=guard(300))
+    assert again.returncode == 0, again.stderr  # not 75: the killed night's lock went with it
+    assert _settled(scratch) == []
+    assert sorted(p.name for p in db.parent.iterdir()) == ["db", "db.lock", "db.logs"]
+    assert RelatedPagesDB(db).find(SAMPLE) == answer
