@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -150,6 +151,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = parser.parse_args()
+    # a SIGTERM (a scheduler, a kill) unwinds like an exit: the server started below is stopped
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
     db = _database(Path(args.db), Path(args.crawl))
