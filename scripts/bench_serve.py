@@ -36,6 +36,7 @@ import random
 import re
 import resource
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -289,6 +290,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = parser.parse_args()
+    # a SIGTERM (a scheduler, a kill) unwinds like an exit: the server being loaded is stopped
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     servers = args.servers.split(",")
     if not set(servers) <= set(SERVERS) or not servers:
         raise SystemExit(f"--servers: some of {', '.join(SERVERS)}")
