@@ -49,7 +49,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench_query import drop_page_cache, percentiles, timed_pass  # noqa: E402
+from bench_query import drop_page_cache, evict_files, percentiles, timed_pass  # noqa: E402
 from relatedpages.store.db import RelatedPagesDB  # noqa: E402
 from relatedpages.store.dbblocks import BlockPartition, Compression  # noqa: E402
 from relatedpages.store.dbbuild import build_database  # noqa: E402
@@ -111,15 +111,7 @@ def child(db: str, queries: str) -> None:
 
 def evict(path: Path, fadvise_only: bool) -> str:
     """Drop the database's pages from the page cache; say how."""
-    if not fadvise_only:
-        return drop_page_cache(path)
-    for entry in os.scandir(path):
-        fd = os.open(entry.path, os.O_RDONLY)
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
-    return "posix_fadvise(DONTNEED) on every file"
+    return evict_files(path) if fadvise_only else drop_page_cache(path)
 
 
 def measure(name: str, version: int, compression: Compression | None, records: list[tuple[str, Any]],

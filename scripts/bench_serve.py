@@ -202,23 +202,41 @@ def _metric(port: int, name: str) -> float:
     raise SystemExit(f"no {name} in /metrics")
 
 
+def paths_file(queries: list[str]) -> Path:
+    """A temporary file of the lookups' request paths, one a line, for wrk's script (the
+    caller removes it)."""
+    handle, name = tempfile.mkstemp(suffix=".txt")
+    os.close(handle)
+    paths = Path(name)
+    paths.write_text("".join("/api/related?" + urllib.parse.urlencode({"url": url}) + "\n"
+                             for url in queries), encoding="utf-8")
+    return paths
+
+
+def start_server(server: str, link: Path, workers: int) -> tuple[subprocess.Popen[str], int]:
+    """``relatedpages serve --server server`` of the database at ``link`` on a free loopback
+    port, once it answers: (its process, the port).  The caller stops it."""
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, "-m", "relatedpages.cli", "serve", "--db", f"block={link}",
+                                "--port", str(port), "--workers", str(workers), "--server", server],
+                               cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            _get(port, "/api/health")
+            return process, port
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise SystemExit(f"{server} did not start: {process.communicate()[1][-2000:]}") from None
+            time.sleep(0.2)
+
+
 def run_server(server: str, link: Path, generations: list[Path], paths: Path,
                args: argparse.Namespace) -> dict[str, Any]:
     """One run of ``server`` under wrk, the link re-pointed halfway."""
-    port = _free_port()
-    process = subprocess.Popen([sys.executable, "-m", "relatedpages.cli", "serve", "--db", f"block={link}",
-                                "--port", str(port), "--workers", str(args.workers), "--server", server],
-                               cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process, port = start_server(server, link, args.workers)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                _get(port, "/api/health")
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"{server} did not start: {process.communicate()[1][-2000:]}")
-                time.sleep(0.2)
         swaps_before = _metric(port, 'relatedpages_swaps_total{database="block"}')
         current = Path(os.readlink(link)).name
         other = next(g for g in generations if g.name != current)
@@ -300,11 +318,7 @@ def main() -> None:
     db = _database(Path(args.db), Path(args.crawl))
     queries = _queries(db, args.queries, args.seed)
     link, generations = _generations(db)
-    handle, name = tempfile.mkstemp(suffix=".txt")
-    os.close(handle)
-    paths = Path(name)
-    paths.write_text("".join("/api/related?" + urllib.parse.urlencode({"url": url}) + "\n"
-                             for url in queries), encoding="utf-8")
+    paths = paths_file(queries)
     runs: dict[str, list[dict[str, Any]]] = {server: [] for server in servers}
     library: list[tuple[float, float]] = []
     try:

@@ -22,7 +22,7 @@ generations are held from then on); the soak then measures:
   start of the soak, its largest, and at the end.
 
 Goal: 0 failed requests, every swap seen by every worker, RSS at the end <= 1.1 x at the
-start.  ``tests/test_bench_soak.py`` runs a short form (seconds, a small generated web).
+start.  ``tests/test_bench_serve.py`` runs a short form (seconds, a small generated web).
 """
 from __future__ import annotations
 
@@ -31,12 +31,9 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +41,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench_serve import _database, _free_port, _generations, _get, _metric, _point, _queries, _wrk  # noqa: E402
+from bench_serve import _database, _generations, _metric, _point, _queries, _wrk, paths_file, start_server  # noqa: E402
 from relatedpages.bench.proctree import descendants  # noqa: E402
 from relatedpages.corpus.shared_data import shared_data_dir  # noqa: E402
 
@@ -97,20 +94,8 @@ class Swapper(threading.Thread):
 
 
 def soak(link: Path, generations: list[Path], paths: Path, args: argparse.Namespace) -> dict[str, Any]:
-    port = _free_port()
-    process = subprocess.Popen([sys.executable, "-m", "relatedpages.cli", "serve", "--db", f"block={link}",
-                                "--port", str(port), "--workers", str(args.workers), "--server", args.server],
-                               cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process, port = start_server(args.server, link, args.workers)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                _get(port, "/api/health")
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"{args.server} did not start: {process.communicate()[1][-2000:]}")
-                time.sleep(0.2)
         pids = descendants(process.pid) | {process.pid}
         results = []
         for phase, seconds in (("warm-up", args.warmup), ("soak", args.minutes * 60)):
@@ -158,11 +143,7 @@ def main() -> None:
     db = _database(Path(args.db), Path(args.crawl))
     queries = _queries(db, args.queries, args.seed)
     link, generations = _generations(db)
-    handle, name = tempfile.mkstemp(suffix=".txt")
-    os.close(handle)
-    paths = Path(name)
-    paths.write_text("".join("/api/related?" + urllib.parse.urlencode({"url": url}) + "\n"
-                             for url in queries), encoding="utf-8")
+    paths = paths_file(queries)
     try:
         result = soak(link, generations, paths, args)
     finally:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,26 +31,23 @@ from relatedpages.bench.projection import (  # noqa: E402
 DEFAULTS = Assumptions()
 
 
-def _cpu_figure(text: str) -> tuple[str, float]:
-    name, sep, value = text.rpartition("=")
-    try:
-        ms = float(value)
-    except ValueError:
-        ms = -1.0
-    if not sep or not name.strip() or not ms >= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected LABEL=MS, e.g. 'real pages=98'")
-    return name.strip(), ms
+def _figure(unit: str, example: str, zero: bool) -> Callable[[str], tuple[str, float]]:
+    """An argparse type for ``LABEL=NUMBER`` (a number of ``unit``, at least 0 with
+    ``zero``, else above 0)."""
+    def parse(text: str) -> tuple[str, float]:
+        name, sep, value = text.rpartition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if not sep or not name.strip() or not (number >= 0 if zero else number > 0):
+            raise argparse.ArgumentTypeError(f"{text!r}: expected LABEL={unit}, e.g. '{example}'")
+        return name.strip(), number
+    return parse
 
 
-def _record_figure(text: str) -> tuple[str, float]:
-    name, sep, value = text.rpartition("=")
-    try:
-        size = float(value)
-    except ValueError:
-        size = -1.0
-    if not sep or not name.strip() or not size > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected LABEL=BYTES, e.g. 'format 2, real pages=251'")
-    return name.strip(), size
+_cpu_figure = _figure("MS", "real pages=98", zero=True)
+_record_figure = _figure("BYTES", "format 2, real pages=251", zero=False)
 
 
 def _nodes(text: str) -> tuple[int, ...]:

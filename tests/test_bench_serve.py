@@ -1,9 +1,13 @@
-"""scripts/bench_serve.py, a short load smoke run (issue 12, item 5; issue 45, item 2): wrk
-against a real ``relatedpages serve`` on loopback, each server in turn (gunicorn, granian),
-with another database generation swapped in halfway, on a small generated crawl; it must
-finish with zero errors and the swap seen by every worker of both, beside the library's own
-rate (rates are never asserted here: docs/guides/serving.md's figures come from the full
-run)."""
+"""The load benchmarks' short forms, on a small generated crawl (rates are never asserted
+here: docs/guides/serving.md's and docs/guides/faults.md's figures come from the full runs):
+
+* scripts/bench_serve.py (issue 12, item 5; issue 45, item 2): wrk against a real
+  ``relatedpages serve`` on loopback, each server in turn (gunicorn, granian), with another
+  database generation swapped in halfway; zero errors and the swap seen by every worker of
+  both, beside the library's own rate;
+* scripts/bench_soak.py (issue 44, item 5): ``relatedpages serve`` under wrk for 21 s with a
+  rebuilt generation swapped in every 4 s, after a warm-up; no request may fail, every worker
+  must swap in every generation, and the server's memory must stay within the goal."""
 from __future__ import annotations
 
 import json
@@ -18,16 +22,23 @@ from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
 
+pytestmark = pytest.mark.slow
 
-@pytest.mark.slow
-def test_a_short_load_run_has_no_error_and_sees_the_swap(tmp_path: Path) -> None:
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """300 generated pages, once wrk is known to be installed."""
     if shutil.which("wrk") is None:
         from tests.prerequisites import missing_prerequisite
 
-        missing_prerequisite("wrk is not installed (scripts/test installs it as root)", "the load smoke run")
-    crawl = tmp_path / "crawl.warc.gz"
+        missing_prerequisite("wrk is not installed (scripts/test installs it as root)", "the load runs")
+    crawl = tmp_path_factory.mktemp("load") / "crawl.warc.gz"
     subprocess.run([sys.executable, "-m", "relatedpages.cli", "generate", "--pages", "300", "-o", str(crawl)],
                    cwd=REPO, check=True, capture_output=True, timeout=guard(300))
+    return crawl
+
+
+def test_a_short_load_run_has_no_error_and_sees_the_swap(crawl: Path, tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "scripts/bench_serve.py", "--duration", "3", "--runs", "1",
                            "--connections", "8", "--library-seconds", "1", "--db", str(tmp_path / "db"),
                            "--crawl", str(crawl), "--queries", "2000", "--json"],
@@ -41,3 +52,16 @@ def test_a_short_load_run_has_no_error_and_sees_the_swap(tmp_path: Path) -> None
     assert report["library_rate"] > 0 and report["spliced_rate"] > 0
     assert "gunicorn + Flask" in done.stdout and "granian + RSGI front" in done.stdout
     assert "lookups/s" in done.stdout and "goal (" in done.stdout
+
+
+def test_a_short_soak_fails_no_request_and_stays_flat(crawl: Path, tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "scripts/bench_soak.py", "--minutes", "0.35", "--swap-every", "4",
+                           "--warmup", "8", "--connections", "8", "--db", str(tmp_path / "db"),
+                           "--crawl", str(crawl), "--queries", "2000", "--json"],
+                          cwd=REPO, capture_output=True, text=True, timeout=guard(600))
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["requests"] > 1000 and report["failed"] == 0, done.stdout
+    assert report["swaps"] >= 5 and report["swaps_seen"] == 2 * report["swaps"], done.stdout
+    assert report["met"], done.stdout
+    assert "goal (0 failed, every swap seen" in done.stdout

@@ -73,6 +73,16 @@ def hdfs(env: dict[str, str], *args: str) -> bytes:
     return done.stdout
 
 
+def _generated_on_hdfs(env: dict[str, str], crawl: Path, folder: str) -> None:
+    """300 generated pages (seed 4) written to ``crawl``, and put into the HDFS ``folder``."""
+    generated = subprocess.run(
+        [sys.executable, "-m", "relatedpages.cli", "generate", "--pages", "300", "--seed", "4",
+         "-o", str(crawl)], cwd=REPO, capture_output=True, text=True, timeout=guard(300))
+    assert generated.returncode == 0, generated.stderr
+    hdfs(env, "-mkdir", "-p", folder)
+    hdfs(env, "-put", "-f", str(crawl), folder)
+
+
 def test_the_cluster_serves_hdfs(cluster_env):
     core_site = Path(cluster_env["HADOOP_CONF_DIR"], "core-site.xml").read_text()
     assert "hdfs://127.0.0.1:" in core_site
@@ -85,12 +95,7 @@ def test_nightly_on_the_cluster(cluster_env, tmp_path):
     """scripts/nightly as the cron line runs it on a gateway: the crawl on HDFS (a glob), the
     intermediate outputs on HDFS, the database local — equal to an inline build."""
     crawl = tmp_path / "crawl.warc.gz"
-    generated = subprocess.run(
-        [sys.executable, "-m", "relatedpages.cli", "generate", "--pages", "300", "--seed", "4",
-         "-o", str(crawl)], cwd=REPO, capture_output=True, text=True, timeout=guard(300))
-    assert generated.returncode == 0, generated.stderr
-    hdfs(cluster_env, "-mkdir", "-p", "/crawl/latest")
-    hdfs(cluster_env, "-put", "-f", str(crawl), "/crawl/latest/")
+    _generated_on_hdfs(cluster_env, crawl, "/crawl/latest/")
 
     night = subprocess.run(
         [str(REPO / "scripts" / "nightly"), "--runner", "hadoop", "--work", "hdfs:///user/rp",
@@ -232,12 +237,7 @@ def fault_web(cluster_env, tmp_path_factory) -> FaultWeb:
     """300 generated pages on HDFS, and the records of a fault-free inline build of them."""
     folder = tmp_path_factory.mktemp("fault-web")
     crawl = folder / "crawl.warc.gz"
-    generated = subprocess.run(
-        [sys.executable, "-m", "relatedpages.cli", "generate", "--pages", "300", "--seed", "4",
-         "-o", str(crawl)], cwd=REPO, capture_output=True, text=True, timeout=guard(300))
-    assert generated.returncode == 0, generated.stderr
-    hdfs(cluster_env, "-mkdir", "-p", "/faults")
-    hdfs(cluster_env, "-put", "-f", str(crawl), "/faults/crawl.warc.gz")
+    _generated_on_hdfs(cluster_env, crawl, "/faults/")
     inline = subprocess.run(
         [sys.executable, "-m", "relatedpages.cli", "build", str(crawl), "--db",
          str(folder / "db-inline"), "--runner", "inline", *FAULT_BUILD],

@@ -5,9 +5,10 @@ A stored record is the related list as compact JSON (``[[url, score, [[site, wei
 with each entry as an object.  In a format-2 database the strings are ids into the string
 table and the numbers millionths (:mod:`relatedpages.store.dbstrings`):
 :func:`compact_related_bytes` writes the answer straight from those, each string's JSON
-kept once encoded, never building the format-1 text.  In format 1:  Decoding it into objects and encoding it again costs most of
-a lookup, mostly in reading and writing ~90 floats, so :func:`related_bytes` rewrites only
-the entries' brackets and names around the stored bytes.  That is exact because the build
+kept once encoded, never building the format-1 text.  In format 1, decoding a record into
+objects and encoding it again costs most of a lookup, mostly in reading and writing ~90
+floats, so :func:`related_bytes` rewrites only the entries' brackets and names around the
+stored bytes.  That is exact because the build
 wrote the record with the very encoder the API uses (compact separators, ``ensure_ascii``
 off, floats as ``repr``): the same strings and floats encode to the same bytes.  A record
 the rewrite does not recognise in full (an integer score or weight, which the API writes as
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from filters.spelling import spelling_variants
-from relatedpages.store.db import DatabaseError, DatabaseProblem, Manifest, PartitionedDB, RelatedPagesDB, Verify
+from relatedpages.store.db import Manifest, PartitionedDB, RelatedPagesDB, Verify
 from relatedpages.store.dbformat import FormatVersion
 from relatedpages.store.dbstrings import CACHE_STRINGS, MICRO
 
@@ -83,13 +84,15 @@ class StoredRelatedDB(PartitionedDB[bytes]):
         if text is None:
             if len(self._json) >= CACHE_STRINGS:
                 self._json.clear()
-            text = self._json[index] = encode_json(self._string(index)).encode("utf-8")
+            assert self._strings is not None  # format 2 (compact) has its string table
+            # read from the table itself: the reader's own cache of strings would hold them twice
+            text = self._json[index] = encode_json(self._strings.string(index)).encode("utf-8")
         return text
 
     def stored(self, url: str) -> tuple[str, bytes] | None:
         """(the stored spelling that matched, its record's JSON bytes) for the normalised
         ``url`` under any of its spellings, as ``RelatedPagesDB.find`` looks; None when
-        none is stored.  Raises :class:`DatabaseError` for a corrupt partition."""
+        none is stored.  Raises :class:`~relatedpages.store.db.DatabaseError` for a corrupt partition."""
         found = self._lookup(url.encode("utf-8"))  # the first spelling: most lookups end here
         if found is not None:
             return url, found
@@ -112,7 +115,7 @@ class StoredRelatedDB(PartitionedDB[bytes]):
         return text
 
     def malformed(self, key: str) -> NoReturn:
-        """Raise :class:`DatabaseError` for the record of ``key``, which does not decode:
+        """Raise :class:`~relatedpages.store.db.DatabaseError` for the record of ``key``, which does not decode:
         its partition answers nothing more (:meth:`failures`)."""
         self._corrupt(zlib.crc32(key.encode("utf-8")) % self.partitions, f"malformed record of {key}")
 
