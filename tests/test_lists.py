@@ -153,6 +153,24 @@ def test_a_long_table_of_entries_with_sub_lists_is_one_list():
     assert _blocks(html, layout_items=7) == _blocks(short) + [["u1", "u2"]]
 
 
+def test_a_long_table_s_badge_column_is_set_aside_as_one_block():
+    """Rows of an entry's text cell then its badge cell (image links only): from six rows
+    (``layout_items``) the text cells are one list and the badges one column beside it; a
+    shorter table is a layout, its rows apart; a thumbnail *before* its entry's text is the
+    row's start, not a badge, and the rows stay apart."""
+    row = ('<tr><td><a href="https://{0}.example/">{0}</a> - an app for {0}</td>'
+           '<td><a href="https://github.com/{0}/{0}"><img src="oss.svg" alt=""></a></td></tr>')
+    names = ["p", "q", "r", "s", "t", "u"]
+    html = "<table>" + "".join(row.format(n) for n in names) + "</table>"
+    blocks = [[link.href for link in block] for block in segment_html(html, URL).blocks]
+    assert sorted(blocks) == [[f"https://github.com/{n}/{n}" for n in names],
+                              [f"https://{n}.example/" for n in names]]
+    assert _blocks(html, layout_items=7) == []
+    thumbnail = ('<tr><td><a href="https://github.com/{0}/{0}"><img src="t.png" alt=""></a></td>'
+                 '<td><a href="https://{0}.example/">{0}</a> - an app for {0}</td></tr>')
+    assert _blocks("<table>" + "".join(thumbnail.format(n) for n in names) + "</table>") == []
+
+
 def test_items_that_are_blocks_already_stay_apart():
     """A table of small link boxes (each cell two links or more): each box is a block."""
     cell = '<tr><td><p><a href="https://{0}.example/a">{0} a</a>, <a href="https://{0}.example/b">' \
@@ -234,6 +252,25 @@ def test_awesome_python_as_a_table_keeps_its_one_link_categories(shared_data):
             assert bool(blocks) is joined, (project, layout_items)
             if joined:
                 assert "https://github.com/openai/openai-agents-python" in blocks[0]
+
+
+def test_awesome_mac_as_a_table_keeps_its_apps_and_their_source_badges(shared_data):
+    """awesome-mac rendered as a table (an app's name and description, then a cell of badge
+    images, some linking to the app's source): "Text Editors" was cut at every badge cell,
+    its apps in blocks of two or three; now its apps are one block and the source links
+    beside them one more."""
+    url, body = _hub_page(shared_data, "jaywcjlove/awesome-mac")
+    parsed = lists_report._parse(body.decode("utf-8"))
+    assert parsed is not None
+    html = etree.tostring(lists_report.render(parsed, "table"), encoding="unicode", method="html")
+    blocks = [[link.href for link in block] for block in segment_html(html, url).blocks]
+    editors = [block for block in blocks if "https://www.typora.io/" in block]
+    assert len(editors) == 1
+    assert {"https://www.zettlr.com/", "https://marp.app/", "https://obsidian.md/",
+            "https://www.mweb.im/"} <= set(editors[0])
+    sources = [block for block in blocks if "https://github.com/Zettlr/Zettlr" in block]
+    assert len(sources) == 1 and "https://github.com/marp-team/marp" in sources[0]
+    assert sources[0] is not editors[0] and "https://www.typora.io/" not in sources[0]
 
 
 # -- the shapes report ---------------------------------------------------------------------
