@@ -446,6 +446,8 @@ def test_cli_refuses_bad_settings_before_loading_anything(shared_data, capsys):
     capsys.readouterr()
     assert cli.main(["eval", "related", str(data), "--baselines", "hits"]) == cli.EXIT_USAGE
     assert "--baselines: unknown baseline 'hits'" in capsys.readouterr().err
+    assert cli.main(["eval", "related", str(data), "--rules", "mine"]) == cli.EXIT_USAGE
+    assert "lists, nested, paper" in capsys.readouterr().err
 
 
 # -- the real data -----------------------------------------------------------------------

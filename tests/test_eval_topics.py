@@ -79,6 +79,10 @@ def test_cli_prints_and_plots(small_web: Path, tmp_path: Path, capsys) -> None:
     assert figures[0]["scores"][BLOCK]["coverage"] >= 0.95
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert cli.main(["eval", "topics", "--crawl", str(tmp_path / "none.warc.gz")]) == cli.EXIT_USAGE
+    # the segmenter's options are the oracles' (the chain's segment job takes them in build)
+    assert cli.main(["eval", "topics", "--crawl", str(small_web), "--engine", "chain",
+                     "--rules", "nested"]) == cli.EXIT_USAGE
+    assert "apply to --engine oracle" in capsys.readouterr().err
 
 
 def test_chain_engine_grades_what_the_oracles_grade(tmp_path: Path, capsys) -> None:

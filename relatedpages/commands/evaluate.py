@@ -82,6 +82,7 @@ def add_parser(commands: Any) -> None:
                         help="the chains' mrjob runner with --engine chain. Default: %(default)s")
     add_log_option(topics)
     topics.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    add_adjust_options(topics.add_argument)
     topics.set_defaults(run=run_topics)
 
 
@@ -120,6 +121,7 @@ def _add_related(evals: Any) -> None:
                           help="where to write the R-score per category of the held-out lists "
                                "(Fig. 11). Default: %(default)s")
     rel_eval.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    add_adjust_options(rel_eval.add_argument)
     rel_eval.set_defaults(run=run_related)
 
 
@@ -277,9 +279,14 @@ def run_related(args: argparse.Namespace) -> int:
         rel.check_parameters(**settings)
     except ValueError as error:
         raise UsageError(str(error)) from error
+    segmenting = adjust_params(args)
     print("segmenting the corpus and running the oracles and baselines (about three minutes) …",
           file=sys.stderr, flush=True)
-    evaluation = rel.evaluate(data, seed=args.seed, **settings)
+    evaluation = rel.evaluate(data, seed=args.seed, **settings,
+                              segmenting=None if segmenting == AdjustParams() else segmenting)
+    if segmenting != AdjustParams():
+        print(f"segmented with --rules {segmenting.rules}, not the default adjusting: "
+              f"{segmenting}")
     print(report.format_report(evaluation))
     plot = Path(args.plot)
     report.plot_rscore(evaluation, plot)
@@ -308,6 +315,14 @@ def run_topics(args: argparse.Namespace) -> int:
         baselines = rel.parse_baselines(args.baselines)
     except ValueError as error:
         raise UsageError(f"--baselines: {error}") from error
+    chosen = adjust_params(args)
+    segmenting = None if chosen == AdjustParams() else chosen
+    if segmenting is not None:
+        if args.engine == "chain":
+            raise UsageError("the segmenter's options (--rules, --t1, …) apply to --engine "
+                             "oracle; the chain's segment job takes them through build")
+        print(f"segmented with --rules {segmenting.rules}, not the default adjusting: "
+              f"{segmenting}")
     try:
         sizes = [int(v) for v in args.pages.split(",") if v.strip()]
     except ValueError as error:
@@ -330,7 +345,8 @@ def run_topics(args: argparse.Namespace) -> int:
                 start_progress("eval-topics", args.runner, args.log)
                 evaluation = _topics_by_chain(crawl, Path(folder) / f"work-{crawl.stem}", args.runner)
             else:
-                evaluation = top.evaluate_topics(crawl, baselines=baselines)
+                evaluation = top.evaluate_topics(crawl, baselines=baselines,
+                                                 segmenting=segmenting)
             evaluations.append(evaluation)
             print(top.format_topics(evaluation) + "\n")
     plot = Path(args.plot)

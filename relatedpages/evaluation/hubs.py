@@ -10,9 +10,12 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lxml import etree
+
+if TYPE_CHECKING:
+    from segmenter.adjust import AdjustParams
 
 logger = logging.getLogger(__name__)
 
@@ -129,9 +132,11 @@ class CorpusFile:
 
 
 @functools.lru_cache(maxsize=8)
-def load_corpus_file(path: str, parse_lists: bool = False) -> CorpusFile:
-    """Segment every page of a crawl file into segment records (as ``jobs.segment``) and,
-    if asked, parse each page as a hub list.  Cached for the process: treat as read-only."""
+def load_corpus_file(path: str, parse_lists: bool = False,
+                     params: AdjustParams | None = None) -> CorpusFile:
+    """Segment every page of a crawl file into segment records (as ``jobs.segment``; with
+    ``params``' adjusting, the defaults when None) and, if asked, parse each page as a hub
+    list.  Cached for the process: treat as read-only."""
     from filters.site import site_of
     from filters.urls import normalise_url
     from relatedpages.corpus.ingest import Page, read_pages
@@ -150,7 +155,8 @@ def load_corpus_file(path: str, parse_lists: bool = False) -> CorpusFile:
         if url is None:
             skipped += 1
             continue
-        segmentation = segment_bytes(item.body, url, item.http_charset)
+        segmentation = segment_bytes(item.body, url, item.http_charset,
+                                     **({} if params is None else {"params": params}))
         records[url] = {**segment_record(segmentation), "url": url, "site": site_of(url)}
         if parse_lists:
             lists[url] = hub_sections(decode_html(item.body, item.http_charset).text, url)

@@ -110,10 +110,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
+from typing import TYPE_CHECKING, Any
 
 from relatedpages.store.linkgraph import HostRule
+
+if TYPE_CHECKING:
+    from segmenter.adjust import AdjustParams
 
 # The baselines' runs live in baseline_runs.py; their names are this module's too.
 from relatedpages.evaluation.baseline_runs import (  # noqa: F401
@@ -316,11 +318,13 @@ class LoadedSplit:
 
 
 def load_split(data: Path, holdout: float = HOLDOUT_DEFAULT, seed: int = SEED_DEFAULT,
-               max_lists: int | None = None) -> LoadedSplit:
+               max_lists: int | None = None, segmenting: AdjustParams | None = None
+               ) -> LoadedSplit:
     """The hub lists split by ``seed``, and the index: the other lists plus the web pages
-    (a list's record wins over a web page of the same URL)."""
-    hub = load_corpus_file(str(data / HUB_PATH), True)
-    web = [load_corpus_file(str(data / path), True) for path in WEB_PATHS]
+    (a list's record wins over a web page of the same URL), segmented with ``segmenting``'s
+    adjusting (the defaults when None)."""
+    hub = load_corpus_file(str(data / HUB_PATH), True, segmenting)
+    web = [load_corpus_file(str(data / path), True, segmenting) for path in WEB_PATHS]
     lists = {hub_list.url: hub_list for hub_list in hub.lists}
     split = split_lists(lists, holdout, seed, max_lists)
     index: dict[str, Mapping[str, Any]] = {}
@@ -353,16 +357,19 @@ def evaluate(
     baseline_hosts: HostRule = BASELINE_HOSTS_DEFAULT,
     url_host_view: bool = True,
     parallel: bool = True,
+    segmenting: AdjustParams | None = None,
 ) -> Evaluation:
     """Run the whole protocol of the module docstring on ``data_dir`` (``../shared/data``).
     ``parallel``: the block co-citation oracles in a forked child beside the other rows
-    (:mod:`relatedpages.evaluation.forked`; the same result without)."""
+    (:mod:`relatedpages.evaluation.forked`; the same result without).  ``segmenting``: the
+    segmenter's adjusting for every page (the defaults when None; ``--rules nested`` measures
+    what rule 0 changes downstream)."""
     check_parameters(holdout=holdout, t=t, min_degree=min_degree, min_citing=min_citing,
                      t_sweep=t_sweep, min_degree_sweep=min_degree_sweep,
                      max_lists=max_lists, k=k, baselines=baselines)
     data = Path(data_dir)
     started = time.monotonic()
-    loaded = load_split(data, holdout, seed, max_lists)
+    loaded = load_split(data, holdout, seed, max_lists, segmenting)
     loading = {
         "segmentation (first load; cached per process)": loaded.segmentation_seconds,
         "corpus loading in this run": time.monotonic() - started,

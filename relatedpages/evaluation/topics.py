@@ -34,7 +34,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from segmenter.adjust import AdjustParams
 
 from relatedpages.evaluation.related import (
     BASELINE_HOSTS_DEFAULT,
@@ -116,11 +119,12 @@ class TopicWeb:
     topic_of: dict[str, str]  # cited URL -> its site's topic
 
 
-def load_topic_web(crawl: str | Path) -> TopicWeb:
-    """Segment ``crawl`` and pick its test pages (module doc, steps 1-2)."""
+def load_topic_web(crawl: str | Path, segmenting: AdjustParams | None = None) -> TopicWeb:
+    """Segment ``crawl`` (``segmenting``'s adjusting; the defaults when None) and pick its
+    test pages (module doc, steps 1-2)."""
     from relatedpages.corpus.generate import read_topics
 
-    corpus = load_corpus_file(str(crawl), True)
+    corpus = load_corpus_file(str(crawl), True, segmenting)
     records = [corpus.records[url] for url in sorted(corpus.records)]
     tests, topic_of = topic_tests(records, read_topics(crawl))
     return TopicWeb(corpus, records, tests, topic_of)
@@ -175,10 +179,12 @@ def evaluate_topic_outputs(crawl: str | Path, segment_records: Iterable[Mapping[
 
 def evaluate_topics(crawl: str | Path, k: int = TOP_K,
                     baselines: Sequence[str] = BASELINES_DEFAULT,
-                    parallel: bool = True) -> TopicEvaluation:
+                    parallel: bool = True, segmenting: AdjustParams | None = None
+                    ) -> TopicEvaluation:
     """Every row of the module docstring on one generated crawl (with its sidecar);
     ``parallel``: the block co-citation oracles in a forked child beside the other rows
-    (:mod:`relatedpages.evaluation.forked`; the same result without)."""
+    (:mod:`relatedpages.evaluation.forked`; the same result without); ``segmenting``: the
+    segmenter's adjusting (the defaults when None)."""
     from filters.anchors import AnchorWords
     from relatedpages.evaluation.baseline_runs import WEIGHTED_COSINE, weighted_cosine_related
     from relatedpages.evaluation.naive import (
@@ -193,7 +199,7 @@ def evaluate_topics(crawl: str | Path, k: int = TOP_K,
     from relatedpages.scoring.reference import reference_related
 
     started = time.monotonic()
-    web = load_topic_web(crawl)
+    web = load_topic_web(crawl, segmenting)
     corpus, records, tests, topic_of = web.corpus, web.records, web.tests, web.topic_of
     words = AnchorWords()
 
