@@ -74,20 +74,20 @@ class StoredRelatedDB(PartitionedDB[bytes]):
         self.tag = generation_tag(self.manifest)
         #: whether a record holds string ids and millionths (format 2), not text
         self.compact = self.manifest.format_version == FormatVersion.BLOCKS
-        self._json: dict[int, bytes] = {}
-        self._numbers: dict[int, bytes] = {}
+        #: string id -> its JSON, and stored number -> its JSON, kept once written (a dict's
+        #: own lookup on a hit: most of an answer is strings and numbers seen before)
+        self._json = _Written(self._string_json)
+        self._numbers = _Written(_number_bytes)
 
     def json_string(self, index: int) -> bytes:
         """String ``index`` of the string table as the API encodes it (quoted, escaped,
         UTF-8), kept for the next lookups (up to ``CACHE_STRINGS``, then emptied)."""
-        text = self._json.get(index)
-        if text is None:
-            if len(self._json) >= CACHE_STRINGS:
-                self._json.clear()
-            assert self._strings is not None  # format 2 (compact) has its string table
-            # read from the table itself: the reader's own cache of strings would hold them twice
-            text = self._json[index] = encode_json(self._strings.string(index)).encode("utf-8")
-        return text
+        return self._json[index]
+
+    def _string_json(self, index: int) -> bytes:
+        assert self._strings is not None  # format 2 (compact) has its string table
+        # read from the table itself: the reader's own cache of strings would hold them twice
+        return encode_json(self._strings.string(index)).encode("utf-8")
 
     def stored(self, url: str) -> tuple[str, bytes] | None:
         """(the stored spelling that matched, its record's JSON bytes) for the normalised
@@ -105,14 +105,9 @@ class StoredRelatedDB(PartitionedDB[bytes]):
     def json_number(self, value: Any) -> bytes:
         """A stored score or weight as the API writes it; millionths kept once written
         (weights repeat: 1.0, 0.5, …)."""
-        if value.__class__ is not int:
+        if value.__class__ is not int:  # a float: not kept (1.0 and the int 1 are one key)
             return _number_bytes(value)
-        text = self._numbers.get(value)
-        if text is None:
-            if len(self._numbers) >= CACHE_STRINGS:
-                self._numbers.clear()
-            text = self._numbers[value] = _number_bytes(value)
-        return text
+        return self._numbers[value]
 
     def malformed(self, key: str) -> NoReturn:
         """Raise :class:`~relatedpages.store.db.DatabaseError` for the record of ``key``, which does not decode:
@@ -124,6 +119,21 @@ class StoredRelatedDB(PartitionedDB[bytes]):
 
     def _decode_compact(self, data: bytes, string: Callable[[int], str]) -> bytes:
         return data  # written by compact_related_bytes
+
+
+class _Written(dict[Any, bytes]):
+    """What ``write`` makes of a key, kept once made: a hit is the dict's own lookup (no
+    Python call); emptied when it holds ``CACHE_STRINGS`` keys."""
+
+    def __init__(self, write: Callable[[Any], bytes]):
+        super().__init__()
+        self.write = write
+
+    def __missing__(self, key: Any) -> bytes:
+        if len(self) >= CACHE_STRINGS:
+            self.clear()
+        text = self[key] = self.write(key)
+        return text
 
 
 def _number_bytes(value: Any) -> bytes:
@@ -220,7 +230,8 @@ def answer_bytes(database: StoredRelatedDB, query: str, url: str, limit: int | N
     matched, record = found
     if database.compact:
         try:
-            related = compact_related_bytes(record, database.json_string, limit, database.json_number)
+            related = compact_related_bytes(record, database._json.__getitem__, limit,
+                                            database.json_number)
         except (UnicodeDecodeError, ValueError, TypeError, IndexError, KeyError):
             database.malformed(matched)
     elif (spliced := related_bytes(record, limit)) is not None:
