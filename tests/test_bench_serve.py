@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,13 +39,19 @@ def crawl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return crawl
 
 
-def test_a_short_load_run_has_no_error_and_sees_the_swap(crawl: Path, tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "scripts/bench_serve.py", "--duration", "3", "--runs", "1",
-                           "--connections", "8", "--library-seconds", "1", "--db", str(tmp_path / "db"),
-                           "--crawl", str(crawl), "--queries", "2000", "--json"],
-                          cwd=REPO, capture_output=True, text=True, timeout=guard(600))
+def _run(script: str, crawl: Path, tmp_path: Path, *options: str) -> tuple[Any, dict[str, Any]]:
+    """A load script's short form on ``crawl`` (8 connections, 2,000 URLs, its database in
+    ``tmp_path``): the finished process, which must have succeeded, and its JSON report."""
+    done = subprocess.run([sys.executable, script, *options, "--connections", "8",
+                           "--db", str(tmp_path / "db"), "--crawl", str(crawl), "--queries", "2000",
+                           "--json"], cwd=REPO, capture_output=True, text=True, timeout=guard(600))
     assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    return done, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_short_load_run_has_no_error_and_sees_the_swap(crawl: Path, tmp_path: Path) -> None:
+    done, report = _run("scripts/bench_serve.py", crawl, tmp_path, "--duration", "3", "--runs", "1",
+                        "--library-seconds", "1")
     assert set(report["servers"]) == {"gunicorn", "granian"}
     for server, row in report["servers"].items():
         assert row["errors"] == 0 and row["rate"] > 0, server
@@ -55,12 +62,8 @@ def test_a_short_load_run_has_no_error_and_sees_the_swap(crawl: Path, tmp_path: 
 
 
 def test_a_short_soak_fails_no_request_and_stays_flat(crawl: Path, tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "scripts/bench_soak.py", "--minutes", "0.35", "--swap-every", "4",
-                           "--warmup", "8", "--connections", "8", "--db", str(tmp_path / "db"),
-                           "--crawl", str(crawl), "--queries", "2000", "--json"],
-                          cwd=REPO, capture_output=True, text=True, timeout=guard(600))
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    done, report = _run("scripts/bench_soak.py", crawl, tmp_path, "--minutes", "0.35", "--swap-every", "4",
+                        "--warmup", "8")
     assert report["requests"] > 1000 and report["failed"] == 0, done.stdout
     assert report["swaps"] >= 5 and report["swaps_seen"] == 2 * report["swaps"], done.stdout
     assert report["met"], done.stdout

@@ -279,14 +279,10 @@ def run_related(args: argparse.Namespace) -> int:
         rel.check_parameters(**settings)
     except ValueError as error:
         raise UsageError(str(error)) from error
-    segmenting = adjust_params(args)
+    segmenting = _segmenting(args)
     print("segmenting the corpus and running the oracles and baselines (about three minutes) …",
           file=sys.stderr, flush=True)
-    evaluation = rel.evaluate(data, seed=args.seed, **settings,
-                              segmenting=None if segmenting == AdjustParams() else segmenting)
-    if segmenting != AdjustParams():
-        print(f"segmented with --rules {segmenting.rules}, not the default adjusting: "
-              f"{segmenting}")
+    evaluation = rel.evaluate(data, seed=args.seed, **settings, segmenting=segmenting)
     print(report.format_report(evaluation))
     plot = Path(args.plot)
     report.plot_rscore(evaluation, plot)
@@ -304,6 +300,16 @@ def run_related(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _segmenting(args: argparse.Namespace) -> AdjustParams | None:
+    """The segmenter's options given to an evaluation: None at the defaults, else the
+    params, said on the report's first line (its figures are not the product's)."""
+    params = adjust_params(args)
+    if params == AdjustParams():
+        return None
+    print(f"segmented with --rules {params.rules}, not the default adjusting: {params}")
+    return params
+
+
 def run_topics(args: argparse.Namespace) -> int:
     import tempfile
 
@@ -315,14 +321,10 @@ def run_topics(args: argparse.Namespace) -> int:
         baselines = rel.parse_baselines(args.baselines)
     except ValueError as error:
         raise UsageError(f"--baselines: {error}") from error
-    chosen = adjust_params(args)
-    segmenting = None if chosen == AdjustParams() else chosen
-    if segmenting is not None:
-        if args.engine == "chain":
-            raise UsageError("the segmenter's options (--rules, --t1, …) apply to --engine "
-                             "oracle; the chain's segment job takes them through build")
-        print(f"segmented with --rules {segmenting.rules}, not the default adjusting: "
-              f"{segmenting}")
+    if args.engine == "chain" and adjust_params(args) != AdjustParams():
+        raise UsageError("the segmenter's options (--rules, --t1, …) apply to --engine "
+                         "oracle; the chain's segment job takes them through build")
+    segmenting = _segmenting(args)
     try:
         sizes = [int(v) for v in args.pages.split(",") if v.strip()]
     except ValueError as error:

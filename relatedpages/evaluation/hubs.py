@@ -140,7 +140,7 @@ def load_corpus_file(path: str, parse_lists: bool = False,
     from filters.site import site_of
     from filters.urls import normalise_url
     from relatedpages.corpus.ingest import Page, read_pages
-    from segmenter import segment_bytes, segment_record
+    from segmenter import AdjustParams, segment_bytes, segment_record
     from segmenter.decode import decode_html
 
     started = time.monotonic()
@@ -155,8 +155,7 @@ def load_corpus_file(path: str, parse_lists: bool = False,
         if url is None:
             skipped += 1
             continue
-        segmentation = segment_bytes(item.body, url, item.http_charset,
-                                     **({} if params is None else {"params": params}))
+        segmentation = segment_bytes(item.body, url, item.http_charset, params or AdjustParams())
         records[url] = {**segment_record(segmentation), "url": url, "site": site_of(url)}
         if parse_lists:
             lists[url] = hub_sections(decode_html(item.body, item.http_charset).text, url)

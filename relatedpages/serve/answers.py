@@ -78,11 +78,9 @@ class StoredRelatedDB(PartitionedDB[bytes]):
         #: own lookup on a hit: most of an answer is strings and numbers seen before)
         self._json = _Written(self._string_json)
         self._numbers = _Written(_number_bytes)
-
-    def json_string(self, index: int) -> bytes:
-        """String ``index`` of the string table as the API encodes it (quoted, escaped,
-        UTF-8), kept for the next lookups (up to ``CACHE_STRINGS``, then emptied)."""
-        return self._json[index]
+        #: string ``index`` of the string table as the API encodes it (quoted, escaped,
+        #: UTF-8), kept for the next lookups (up to ``CACHE_STRINGS``, then emptied)
+        self.json_string: Callable[[int], bytes] = self._json.__getitem__
 
     def _string_json(self, index: int) -> bytes:
         assert self._strings is not None  # format 2 (compact) has its string table
@@ -230,8 +228,7 @@ def answer_bytes(database: StoredRelatedDB, query: str, url: str, limit: int | N
     matched, record = found
     if database.compact:
         try:
-            related = compact_related_bytes(record, database._json.__getitem__, limit,
-                                            database.json_number)
+            related = compact_related_bytes(record, database.json_string, limit, database.json_number)
         except (UnicodeDecodeError, ValueError, TypeError, IndexError, KeyError):
             database.malformed(matched)
     elif (spliced := related_bytes(record, limit)) is not None:
