@@ -37,6 +37,7 @@ from relatedpages.evaluation.related import (
     evaluate,
     evaluate_index,
     hub_sections,
+    load_split,
     link_graph_of,
     parse_baselines,
     run_baseline,
@@ -427,6 +428,7 @@ def test_baseline_names():
     ({"holdout": 0.0}, "holdout"), ({"t": -1.0}, "T must"), ({"t_sweep": [math.nan]}, "T must"),
     ({"min_degree": 0}, "min-degree"), ({"min_degree_sweep": [2, 0]}, "min-degree"),
     ({"min_citing": 0}, "min_citing"), ({"max_lists": 1}, "max_lists"), ({"k": 0}, "k must"),
+    ({"index_share": 0.0}, "index share"), ({"index_share": 1.5}, "index share"),
 ])
 def test_impossible_parameters_are_refused(bad, match):
     with pytest.raises(ValueError, match=match):
@@ -468,6 +470,19 @@ def evaluation(data_dir):
 
 
 @pytest.mark.slow
+def test_a_share_of_the_index_keeps_the_test_lists_and_indexes_a_subset(data_dir, evaluation):
+    """--index-share: the same held-out lists, fewer indexed (a smaller share a subset of a
+    larger one's), the web pages always; the segmentation is the evaluation's (cached)."""
+    whole = load_split(data_dir)
+    half, quarter = (load_split(data_dir, index_share=share) for share in (0.5, 0.25))
+    assert half.split.held_out == quarter.split.held_out == whole.split.held_out
+    assert len(half.split.indexed) == round(len(whole.split.indexed) / 2)
+    assert set(quarter.split.indexed) < set(half.split.indexed) < set(whole.split.indexed)
+    dropped = set(whole.split.indexed) - set(half.split.indexed)
+    assert {r["url"] for r in half.index_records} == {r["url"] for r in whole.index_records} - dropped
+    assert not dropped & {page.url for page in half.index_sections}
+
+
 def test_protocol_holds_out_half_of_the_lists(evaluation):
     q = evaluation.protocol
     assert q["lists"] == 550 and q["held_out_lists"] == 275 and q["indexed_lists"] == 275

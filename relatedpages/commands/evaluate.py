@@ -111,6 +111,10 @@ def _add_related(evals: Any) -> None:
                           help="min-degree values of the sensitivity table. Default: %(default)s")
     rel_eval.add_argument("--lists", type=int, metavar="N",
                           help="use only N hub lists (deterministic sample; quick runs)")
+    rel_eval.add_argument("--index-share", type=float, default=1.0, metavar="Q",
+                          help="index only this share of the lists not held out (the same "
+                               "test lists, less evidence: how the ranking moves with the "
+                               "size of the index). Default: %(default)s")
     rel_eval.add_argument("--baselines", metavar="NAME,…|all|none", default="all",
                           help="page-level baselines scored beside them on a link graph of "
                                f"the same index pages ({', '.join(rel.BASELINES)}). "
@@ -274,7 +278,8 @@ def run_related(args: argparse.Namespace) -> int:
         raise UsageError(f"--baselines: {error}") from error
     settings = dict(holdout=args.holdout, t=args.t, min_degree=args.min_degree,
                     min_citing=args.min_citing, t_sweep=t_sweep,
-                    min_degree_sweep=degree_sweep, max_lists=args.lists, baselines=baselines)
+                    min_degree_sweep=degree_sweep, max_lists=args.lists, baselines=baselines,
+                    index_share=args.index_share)
     try:
         rel.check_parameters(**settings)
     except ValueError as error:

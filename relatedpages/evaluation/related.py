@@ -278,6 +278,7 @@ def check_parameters(
     max_lists: int | None = None,
     k: int = TOP_K_DEFAULT,
     baselines: Sequence[str] = BASELINES_DEFAULT,
+    index_share: float = 1.0,
 ) -> None:
     """ValueError, with the reason, for parameters :func:`evaluate` cannot run with.
 
@@ -300,6 +301,8 @@ def check_parameters(
         raise ValueError(f"max_lists must be >= 2, got {max_lists!r}")
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
+    if not 0.0 < index_share <= 1.0:
+        raise ValueError(f"index share must be a fraction in (0, 1], got {index_share!r}")
     for name in baselines:
         check_baseline(name)
 
@@ -318,15 +321,20 @@ class LoadedSplit:
 
 
 def load_split(data: Path, holdout: float = HOLDOUT_DEFAULT, seed: int = SEED_DEFAULT,
-               max_lists: int | None = None, segmenting: AdjustParams | None = None
-               ) -> LoadedSplit:
+               max_lists: int | None = None, segmenting: AdjustParams | None = None,
+               index_share: float = 1.0) -> LoadedSplit:
     """The hub lists split by ``seed``, and the index: the other lists plus the web pages
     (a list's record wins over a web page of the same URL), segmented with ``segmenting``'s
-    adjusting (the defaults when None)."""
+    adjusting (the defaults when None).  ``index_share`` < 1 indexes only that share of the
+    other lists (the first of them in the split's shuffled order, so a smaller share
+    indexes a subset of a larger one's): how the figures move with the evidence."""
     hub = load_corpus_file(str(data / HUB_PATH), True, segmenting)
     web = [load_corpus_file(str(data / path), True, segmenting) for path in WEB_PATHS]
     lists = {hub_list.url: hub_list for hub_list in hub.lists}
     split = split_lists(lists, holdout, seed, max_lists)
+    if index_share < 1.0:
+        split = Split(split.held_out,
+                      split.indexed[:max(1, round(index_share * len(split.indexed)))])
     index: dict[str, Mapping[str, Any]] = {}
     for corpus in web:
         index.update(corpus.records)
@@ -358,18 +366,20 @@ def evaluate(
     url_host_view: bool = True,
     parallel: bool = True,
     segmenting: AdjustParams | None = None,
+    index_share: float = 1.0,
 ) -> Evaluation:
     """Run the whole protocol of the module docstring on ``data_dir`` (``../shared/data``).
     ``parallel``: the block co-citation oracles in a forked child beside the other rows
     (:mod:`relatedpages.evaluation.forked`; the same result without).  ``segmenting``: the
     segmenter's adjusting for every page (the defaults when None; ``--rules nested`` measures
-    what rule 0 changes downstream)."""
+    what rule 0 changes downstream).  ``index_share``: index only that share of the lists
+    not held out (:func:`load_split`)."""
     check_parameters(holdout=holdout, t=t, min_degree=min_degree, min_citing=min_citing,
                      t_sweep=t_sweep, min_degree_sweep=min_degree_sweep,
-                     max_lists=max_lists, k=k, baselines=baselines)
+                     max_lists=max_lists, k=k, baselines=baselines, index_share=index_share)
     data = Path(data_dir)
     started = time.monotonic()
-    loaded = load_split(data, holdout, seed, max_lists, segmenting)
+    loaded = load_split(data, holdout, seed, max_lists, segmenting, index_share)
     loading = {
         "segmentation (first load; cached per process)": loaded.segmentation_seconds,
         "corpus loading in this run": time.monotonic() - started,
@@ -390,7 +400,7 @@ def evaluate(
         **result.protocol,
     }
     parameters = {"data_dir": str(data), "holdout": holdout, "seed": seed,
-                  "max_lists": max_lists, **result.parameters}
+                  "max_lists": max_lists, "index_share": index_share, **result.parameters}
     return replace(result, parameters=parameters, protocol=protocol, seconds=seconds)
 
 
