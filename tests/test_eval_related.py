@@ -470,9 +470,9 @@ def evaluation(data_dir):
 
 
 @pytest.mark.slow
-def test_a_share_of_the_index_keeps_the_test_lists_and_indexes_a_subset(data_dir, evaluation):
+def test_a_share_of_the_index_keeps_the_test_lists_and_indexes_a_subset(data_dir):
     """--index-share: the same held-out lists, fewer indexed (a smaller share a subset of a
-    larger one's), the web pages always; the segmentation is the evaluation's (cached)."""
+    larger one's), the web pages always (the segmentation is cached per process)."""
     whole = load_split(data_dir)
     half, quarter = (load_split(data_dir, index_share=share) for share in (0.5, 0.25))
     assert half.split.held_out == quarter.split.held_out == whole.split.held_out
@@ -483,6 +483,7 @@ def test_a_share_of_the_index_keeps_the_test_lists_and_indexes_a_subset(data_dir
     assert not dropped & {page.url for page in half.index_sections}
 
 
+@pytest.mark.slow
 def test_protocol_holds_out_half_of_the_lists(evaluation):
     q = evaluation.protocol
     assert q["lists"] == 550 and q["held_out_lists"] == 275 and q["indexed_lists"] == 275
