@@ -149,6 +149,22 @@ def test_a_reused_pid_is_not_its_old_owner() -> None:
         assert leftovers.Owner(me.host, me.pid, str(int(me.started) - 1)).is_gone()
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_zombie_owner_is_gone() -> None:
+    """A killed run whose orphaned process no init reaps (a container's first process that is
+    not an init) stays a zombie: it answers ``kill 0`` but has ended, and its folders go."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])  # not waited for: a zombie
+    try:
+        deadline = time.monotonic() + guard(10)
+        while Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the child did not end"
+            time.sleep(0.05)
+        os.kill(child.pid, 0)  # still there for kill 0
+        assert leftovers.Owner(socket.gethostname(), child.pid, "").is_gone()
+    finally:
+        child.wait()
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"),
                     reason="mounting a small tmpfs needs root (CI runs as root)")
 def test_a_database_that_does_not_fit_is_one_line_and_the_live_one_stays(tmp_path: Path) -> None:

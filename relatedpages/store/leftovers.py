@@ -35,17 +35,29 @@ class Owner:
             return False
         if not _alive(self.pid):
             return True
-        return bool(self.started) and _start_time(self.pid) not in ("", self.started)
+        fields = _stat(self.pid)
+        if fields and fields[0] in ("Z", "X"):
+            # a zombie has ended: where no init reaps orphans (a container's first process
+            # that is not an init), a killed run's process stays one and still answers kill 0
+            return True
+        return bool(self.started) and fields is not None and fields[19] != self.started
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after "(comm)" (field 3, the state, is [0]; field 22,
+    the start time in clock ticks, is [19]); None where there is no /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()
 
 
 def _start_time(pid: int) -> str:
     """Field 22 of ``/proc/PID/stat`` (start time in clock ticks): a pid reused by a new
     process has another; "" where there is no /proc."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return ""
-    return stat.rsplit(")", 1)[-1].split()[19]  # after "(comm)": fields 3.. ; 22 is [19]
+    fields = _stat(pid)
+    return fields[19] if fields else ""
 
 
 def _alive(pid: int) -> bool:
