@@ -129,3 +129,47 @@ def _Scores(p: float, r: float):
 
     return Scores(test_pages=1, covered=1, results=1, tied=0, p_section=p, p_list=p,
                   p_section_all=p, p_list_all=p, rscore=(r, r, r))
+
+
+# -- the lead's spread over the held-out lists ----------------------------------------------
+
+def test_the_per_page_values_average_to_the_report_figures(tiny):
+    from relatedpages.evaluation.spread import page_values
+
+    for name in (BLOCK, NAIVE_STRONG):
+        scores = tiny.scores[name]
+        means = page_values(tiny.related[name], tiny.test_pages, tiny.truth, k=3).mean(axis=0)
+        assert list(means) == pytest.approx(
+            [scores.p_section_all, scores.p_list_all, scores.rscore[0], scores.rscore[2]])
+    report = format_report(tiny)
+    assert "the lead's spread over the held-out lists" in report
+    spread = json.loads(evaluation_as_json(tiny))["lead_spread"]
+    assert spread[NAIVE_STRONG]["R@1"]["lead"] == json.loads(
+        evaluation_as_json(tiny))["relative_lead"][NAIVE_STRONG]["R@1"]
+
+
+def _lists(count: int):
+    from relatedpages.evaluation.hubs import GroundTruth
+
+    return GroundTruth.from_lists([page(f"l{i}", (f"a{i}", f"b{i}", f"c{i}"))
+                                   for i in range(count)])
+
+
+def test_a_lead_one_list_carries_is_not_sure_and_one_every_list_shares_is():
+    from relatedpages.evaluation.spread import lead_spread
+
+    truth = _lists(20)
+    pages = [f"{x}{i}" for i in range(20) for x in ("a", "b")]
+    # the reference: right first on each list's b page, wrong first on its a page
+    reference = {**{f"a{i}": [["x", 1.0]] for i in range(20)},
+                 **{f"b{i}": [[f"c{i}", 1.0]] for i in range(20)}}
+    # one list carries it: the product right first on l0's a page too (R@1 42 / 40 = +5 %)
+    one = {**reference, "a0": [["b0", 1.0]]}
+    carried = lead_spread(one, reference, pages, truth, 20, 0.05, k=1)["R@1"]
+    assert carried.lead == pytest.approx(0.05) and carried.low == 0.0
+    assert 0.55 < carried.reaching < 0.75  # l0 drawn at least once: 1 - (19/20)^20 = 0.64
+    # every list shares it: right first on every a page (+100 % in every draw)
+    every = {**reference, **{f"a{i}": [[f"b{i}", 1.0]] for i in range(20)}}
+    shared = lead_spread(every, reference, pages, truth, 20, 0.05, k=1)["R@1"]
+    assert shared.lead == shared.low == shared.high == pytest.approx(1.0)
+    assert shared.reaching == 1.0

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from relatedpages.evaluation.naive import NAIVE_STRONG
 from tests.prerequisites import guard
 
 REPO = Path(__file__).resolve().parent.parent
@@ -146,6 +147,8 @@ _ROWS = {
 #: differ from one rounded from the JSON's by this much (e.g. 0.979 48 → "97.9 %", but the
 #: JSON's 0.9795 → "98.0 %").
 _JSON_ROUNDING = 0.00005
+#: The first header cell of related.md's table of the lead's spread over the held-out lists.
+_SPREAD_TITLE = "lead over the naive reference (2,000 draws of the held-out lists)"
 
 
 def agrees(cell: str, value: float, scale: int, decimals: int) -> bool:
@@ -200,3 +203,15 @@ def test_eval_related_tables_are_what_the_command_prints(seed: int, tmp_path: Pa
             assert agrees(rows[label][column], value, scale, decimals), (
                 f"seed {seed}, {header}, {label}: page {rows[label][column]}, "
                 f"the command {scale * value:.{decimals + 2}f}")
+    # the lead's spread over the held-out lists (the table after the two)
+    spread = json.loads(done.stdout.strip().split("\n")[-1])["lead_spread"][NAIVE_STRONG]
+    columns, rows = readme_table(RELATED_PAGE.read_text(encoding="utf-8"), _SPREAD_TITLE)
+    for column, measure in enumerate(columns):
+        figures = spread[measure]
+        lead, interval = (rows[f"seed {seed}: {row}"][column].replace("\u2212", "-")
+                          for row in ("lead", "95 % interval"))
+        low, high = interval.split(" to ")
+        for cell, key in ((lead, "lead"), (low, "low"), (high, "high")):
+            assert agrees(cell, figures[key], 100, 1), (seed, measure, key, cell, figures)
+        reaching = rows[f"seed {seed}: draws reaching \u2265 5 %"][column]
+        assert agrees(reaching, figures["reaching"], 100, 0), (seed, measure, reaching, figures)

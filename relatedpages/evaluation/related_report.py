@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 
+from relatedpages.evaluation import spread as sp
 from relatedpages.evaluation.measures import Scores
 from relatedpages.evaluation.naive import NAIVE_STRONG
 from relatedpages.evaluation.related import (
@@ -186,6 +187,44 @@ def reference_leads(scores: Mapping[str, Scores], name: str = BLOCK,
     return leads
 
 
+def lead_spreads(evaluation: Evaluation, name: str = BLOCK,
+                 ) -> dict[str, dict[str, sp.Spread]]:
+    """The product's lead over each reference with its spread over the held-out lists
+    (:mod:`relatedpages.evaluation.spread`); {} without the rows' related lists."""
+    truth = evaluation.truth
+    if truth is None or name not in evaluation.related:
+        return {}
+    k = int(evaluation.parameters.get("k", 15))
+    return {reference: sp.lead_spread(evaluation.related[name], evaluation.related[reference],
+                                      evaluation.test_pages, truth,
+                                      len(evaluation.held_out_urls), goal, k)
+            for reference, goal in ((NAIVE_STRONG, NAIVE_LEAD_GOAL),
+                                    (WEIGHTED_COSINE, COSINE_LEAD_GOAL))
+            if reference in evaluation.related}
+
+
+def spread_lines(spreads: Mapping[str, Mapping[str, sp.Spread]]) -> list[str]:
+    """The report's lines on :func:`lead_spreads`: per reference and measure, the lead, its
+    95 % interval over the held-out lists drawn, and the share of draws reaching the goal."""
+    if not spreads:
+        return []
+    goals = {NAIVE_STRONG: NAIVE_LEAD_GOAL, WEIGHTED_COSINE: COSINE_LEAD_GOAL}
+    lines = [f"  the lead's spread over the held-out lists ({sp.DRAWS:,} draws of the lists "
+             "with replacement):"]
+    for reference, by_measure in spreads.items():
+        goal = goals.get(reference, 0.0)
+        wanted = f">= {100 * goal:.0f} %" if goal > 0 else "> 0 %"
+        lines.append(f"    over {reference}:")
+        lines += [f"      {label:<18} {_percent(s.lead):>8}  95 % interval "
+                  f"[{_percent(s.low)}, {_percent(s.high)}]  draws reaching {wanted}: "
+                  f"{100 * s.reaching:.0f} %" for label, s in by_measure.items()]
+    return lines
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:+.1f} %" if math.isfinite(value) else "+inf"
+
+
 def _verdict_lines(title: str, scores: Mapping[str, Scores], other: str = COCITATION) -> list[str]:
     if BLOCK not in scores or other not in scores:
         return []
@@ -237,6 +276,7 @@ def format_report(evaluation: Evaluation) -> str:
         "",
         *lead_lines(evaluation.scores),
         *reference_lines(evaluation.scores),
+        *spread_lines(lead_spreads(evaluation)),
         "",
         f"Average R-score, R = 1…{k} (missing results = 0; the PNG)",
         f"{'R':>3}" + "".join(f"{name:>20}" for name in names),
@@ -370,6 +410,7 @@ def evaluation_as_json(evaluation: Evaluation, **extra: Any) -> str:
             "protocol": evaluation.protocol,
             "scores": {name: scores_as_dict(s) for name, s in evaluation.scores.items()},
             "relative_lead": reference_leads(evaluation.scores),
+            "lead_spread": sp.spreads_as_dict(lead_spreads(evaluation)),
             "paired_pages": evaluation.paired_pages,
             "paired": {name: scores_as_dict(s) for name, s in evaluation.paired.items()},
             "unthresholded": {name: scores_as_dict(s)
