@@ -134,6 +134,8 @@ RELATIVE_MEASURES: tuple[tuple[str, Callable[[Scores], float]], ...] = (
 #: cosine (any lead).
 NAIVE_LEAD_GOAL = 0.05
 COSINE_LEAD_GOAL = 0.0
+#: Each reference with the lead over it the goal asks for.
+REFERENCE_GOALS = ((NAIVE_STRONG, NAIVE_LEAD_GOAL), (WEIGHTED_COSINE, COSINE_LEAD_GOAL))
 
 
 def relative_lead(own: float, reference: float) -> float:
@@ -152,20 +154,18 @@ def reference_lines(scores: Mapping[str, Scores], name: str = BLOCK) -> list[str
     :data:`RELATIVE_MEASURES`, and whether it meets issue 43's goal: at least
     :data:`NAIVE_LEAD_GOAL` over the naive reference and a lead over the weighted cosine on
     all four (missing results count 0)."""
-    goals = [(NAIVE_STRONG, NAIVE_LEAD_GOAL), (WEIGHTED_COSINE, COSINE_LEAD_GOAL)]
-    present = [(ref, goal) for ref, goal in goals if ref in scores]
+    present = [(ref, goal) for ref, goal in REFERENCE_GOALS if ref in scores]
     if name not in scores or not present:
         return []
-    own, met, lines = scores[name], len(present) == len(goals), []
+    own, met, lines = scores[name], len(present) == len(REFERENCE_GOALS), []
     for reference, goal in present:
         leads = [(label, relative_lead(value(own), value(scores[reference])))
                  for label, value in RELATIVE_MEASURES]
-        ok = all(lead >= goal if goal > 0 else lead > 0 for _, lead in leads)
+        ok = all(sp.meets(lead, goal) for _, lead in leads)
         met = met and ok
-        wanted = f">= {100 * goal:.0f} %" if goal > 0 else "> 0 %"
         lines.append(f"  over {reference}: " + ", ".join(
             f"{label} {100 * lead:+.1f} %" for label, lead in leads)
-            + f"  (goal {wanted} on all four: {'met' if ok else 'NOT met'})")
+            + f"  (goal {_wanted(goal)} on all four: {'met' if ok else 'NOT met'})")
     head = (f"Does {name} lead the naive reference by >= {100 * NAIVE_LEAD_GOAL:.0f} % "
             f"(relative) and the weighted cosine on P@15 section, P@15 list, R@1 and R@3? "
             + ("yes" if met else "NO"))
@@ -178,7 +178,7 @@ def reference_leads(scores: Mapping[str, Scores], name: str = BLOCK,
     if name not in scores:
         return {}
     leads: dict[str, dict[str, float | None]] = {}
-    for reference in (NAIVE_STRONG, WEIGHTED_COSINE):
+    for reference, _ in REFERENCE_GOALS:
         if reference in scores:
             values = {label: relative_lead(value(scores[name]), value(scores[reference]))
                       for label, value in RELATIVE_MEASURES}
@@ -198,9 +198,7 @@ def lead_spreads(evaluation: Evaluation, name: str = BLOCK,
     return {reference: sp.lead_spread(evaluation.related[name], evaluation.related[reference],
                                       evaluation.test_pages, truth,
                                       len(evaluation.held_out_urls), goal, k)
-            for reference, goal in ((NAIVE_STRONG, NAIVE_LEAD_GOAL),
-                                    (WEIGHTED_COSINE, COSINE_LEAD_GOAL))
-            if reference in evaluation.related}
+            for reference, goal in REFERENCE_GOALS if reference in evaluation.related}
 
 
 def spread_lines(spreads: Mapping[str, Mapping[str, sp.Spread]]) -> list[str]:
@@ -208,17 +206,21 @@ def spread_lines(spreads: Mapping[str, Mapping[str, sp.Spread]]) -> list[str]:
     95 % interval over the held-out lists drawn, and the share of draws reaching the goal."""
     if not spreads:
         return []
-    goals = {NAIVE_STRONG: NAIVE_LEAD_GOAL, WEIGHTED_COSINE: COSINE_LEAD_GOAL}
+    goals = dict(REFERENCE_GOALS)
     lines = [f"  the lead's spread over the held-out lists ({sp.DRAWS:,} draws of the lists "
              "with replacement):"]
     for reference, by_measure in spreads.items():
-        goal = goals.get(reference, 0.0)
-        wanted = f">= {100 * goal:.0f} %" if goal > 0 else "> 0 %"
         lines.append(f"    over {reference}:")
         lines += [f"      {label:<18} {_percent(s.lead):>8}  95 % interval "
-                  f"[{_percent(s.low)}, {_percent(s.high)}]  draws reaching {wanted}: "
+                  f"[{_percent(s.low)}, {_percent(s.high)}]  draws reaching "
+                  f"{_wanted(goals.get(reference, 0.0))}: "
                   f"{100 * s.reaching:.0f} %" for label, s in by_measure.items()]
     return lines
+
+
+def _wanted(goal: float) -> str:
+    """The goal as the report words it: ">= 5 %", or "> 0 %" for any lead."""
+    return f">= {100 * goal:.0f} %" if goal > 0 else "> 0 %"
 
 
 def _percent(value: float) -> str:

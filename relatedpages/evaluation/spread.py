@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -97,8 +98,14 @@ def lead_spread(own: RelatedDict, reference: RelatedDict, pages: Sequence[str],
         # order statistics (no interpolation: a bound may be infinite)
         spreads[label] = Spread(float(whole), float(np.percentile(drawn, 2.5, method="lower")),
                                 float(np.percentile(drawn, 97.5, method="higher")),
-                                float(np.mean(drawn >= goal if goal > 0 else drawn > 0)))
+                                float(np.mean(meets(drawn, goal))))
     return spreads
+
+
+def meets(lead: Any, goal: float) -> Any:
+    """Whether a relative lead (a number, or an array elementwise) meets a goal: at least
+    ``goal``, or any lead above 0 when the goal is 0."""
+    return lead >= goal if goal > 0 else lead > 0
 
 
 def _lead(own: np.ndarray | float, reference: np.ndarray | float) -> np.ndarray:
