@@ -24,6 +24,32 @@ cdef bint _compound(str text):
     return True
 
 
+# parse_selector's and parse_declarations' answers by text, read here without a call (their
+# own memos are Python calls; a site's sheets repeat their rules): emptied when full.
+cdef dict _SELECTORS = {}
+cdef dict _DECLARATIONS = {}
+cdef Py_ssize_t _KEPT = 65536
+cdef object _UNKNOWN = object()
+
+
+cdef object _selector(str text):
+    parsed = _SELECTORS.get(text, _UNKNOWN)
+    if parsed is _UNKNOWN:
+        if len(_SELECTORS) >= _KEPT:
+            _SELECTORS.clear()
+        parsed = _SELECTORS[text] = parse_selector(text)
+    return parsed
+
+
+cdef object _declarations(str text):
+    parsed = _DECLARATIONS.get(text)
+    if parsed is None:
+        if len(_DECLARATIONS) >= _KEPT:
+            _DECLARATIONS.clear()
+        parsed = _DECLARATIONS[text] = parse_declarations(text)
+    return parsed
+
+
 def _sheet_rules(str css):
     """segmenter.style.sheet_rules, with the sheet searched in C: a rule's text is cut out
     only when its body names a colour, background or font, and parse_selector is called
@@ -46,11 +72,11 @@ def _sheet_rules(str css):
                 simple = []
                 for selector in css[head:opening].split(","):
                     if _compound(selector.strip()):
-                        parsed = parse_selector(selector)
+                        parsed = _selector(selector)
                         if parsed is not None:
                             simple.append(parsed)
                 if simple:
-                    declarations = parse_declarations(css[opening + 1:close])
+                    declarations = _declarations(css[opening + 1:close])
                     if declarations is not EMPTY_DECLARATIONS:
                         for selector in simple:
                             rules.append((selector, declarations))

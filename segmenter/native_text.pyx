@@ -1,8 +1,14 @@
 # cython: language_level=3, cdivision=True
 """Text counted in C as the scan counts it: non-space characters, words and CJK characters
 of UTF-8 bytes (``segmenter.sections.count_words``'s rules), for the compiled scan's text
-events (``native_walker``), which never make a ``str`` of the text they count."""
+events (``native_walker``), which never make a ``str`` of the text they count; and a link's
+anchor with its spaces collapsed."""
 from cpython.unicode cimport Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+    const char* PyUnicode_DATA(object text)
 
 
 cdef inline bint _is_cjk(Py_UCS4 c) noexcept:
@@ -97,3 +103,28 @@ def count_words(str text):
     cdef Py_ssize_t nonspace = 0, words = 0, cjk = 0
     _count(data, len(data), &in_word, &nonspace, &words, &cjk)
     return words + (cjk + 1) // 2
+
+
+cdef str _collapsed(str text):
+    """``" ".join(text.split())``: an ASCII text that has no run of spaces, no space but " "
+    and none at either end (most anchors) returned as it is, without a split."""
+    if not PyUnicode_IS_ASCII(text):
+        return " ".join(text.split())
+    cdef const unsigned char* data = <const unsigned char*>PyUnicode_DATA(text)
+    cdef Py_ssize_t length = len(text), index
+    cdef bint after_space = True  # a space at the start is one to drop
+    for index in range(length):
+        if _ASCII_CLASS[data[index]] == 1:
+            if after_space or data[index] != 0x20:
+                return " ".join(text.split())
+            after_space = True
+        else:
+            after_space = False
+    if after_space and length:
+        return " ".join(text.split())  # a space at the end
+    return text
+
+
+def collapsed(str text):
+    """:func:`_collapsed` for Python: the anchor text as the walk keeps it."""
+    return _collapsed(text)

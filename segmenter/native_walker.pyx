@@ -10,6 +10,7 @@ the pure-Python scanner's own methods, so the rules live in one place.
 """
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
+from libc.math cimport floor
 from libc.string cimport memcpy, strcmp, strlen
 from lxml.includes cimport tree
 
@@ -18,7 +19,7 @@ from segmenter.native_tags cimport (
     _A, _BASE, _BODY_OR_FONT, _CARD, _HEADING, _ITEM, _LIST, _PARTITIONING, _SECTION_END,
     _SECTIONING, _SKIPPED, _STYLE, _find, _style_attribute, _tag_of, _utf8_n,
 )
-from segmenter.native_text cimport _count
+from segmenter.native_text cimport _collapsed, _count
 
 from filters.urls import normalise_url
 from segmenter.native_links import NOT_A_PAGE
@@ -73,7 +74,7 @@ cdef class _Builder:
         fields["words"] = self.words
         fields["anchor_words"] = self.anchor_words
         fields["chars"] = self.chars
-        fields["weighted_chars"] = round(self.weighted_chars, 6)
+        fields["weighted_chars"] = _round6(self.weighted_chars)
         fields["bold"] = self.bold
         fields["background"] = self.background or WHITE
         fields["label"] = label if type(label) is str else label[1]
@@ -83,6 +84,26 @@ cdef class _Builder:
         fields["lists"] = self.lists or ()
         fields["headings_seen"] = self.headings_seen
         return section
+
+
+cdef inline double _round6(double x) except? -1.0:
+    """``round(x, 6)`` (the pure scan's), exactly, without its decimal conversion where
+    x·10⁶ is far from a half: below 2⁴², fl(x·10⁶) is within 2⁻¹¹ of the exact product, so
+    both round to the same integer r when the fraction is more than 10⁻³ from ½, and r / 10⁶
+    (an exact integer over an exact 10⁶, rounded once) is the double nearest r·10⁻⁶, as
+    round's decimal string read back is.  round itself otherwise (and for NaN)."""
+    cdef double product = x * 1e6, whole, fraction
+    if 0.0 <= product < 4398046511104.0:  # 2⁴²
+        whole = floor(product)
+        fraction = product - whole
+        if fraction < 0.499 or fraction > 0.501:
+            return (whole + (fraction > 0.5)) / 1e6
+    return round(x, 6)
+
+
+def round6(double x):
+    """:func:`_round6` for Python (the tests compare it with ``round(x, 6)``)."""
+    return _round6(x)
 
 
 cdef inline str _describe(style):
@@ -497,7 +518,8 @@ cdef class _Walker:
     cdef int finish_link(self) except -1:
         href = self.link_href
         self.link_href = None
-        anchor = " ".join(" ".join(self.link_text).split())
+        cdef list pieces = self.link_text
+        anchor = _collapsed(pieces[0]) if len(pieces) == 1 else _collapsed(" ".join(pieces))
         self.link_text = []
         cdef _Builder current = self.current
         current.link_count += 1

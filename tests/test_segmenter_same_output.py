@@ -187,6 +187,32 @@ def test_the_compiled_word_count_is_the_regexs(text: str) -> None:
     assert native_text.count_words(text) == count_words(text)
 
 
+@given(st.text(alphabet=st.sampled_from(" \t\n\x0b\x0c\r\x1c\x1fab.\u00a0\u3000é"), max_size=12)
+       | st.text())
+def test_the_compiled_anchor_collapse_is_splits_join(text: str) -> None:
+    _require_native()
+    from segmenter import native_text
+
+    assert native_text.collapsed(text) == " ".join(text.split())
+
+
+# near a half at the sixth decimal (where round's decimal conversion decides), and anywhere
+_NEAR_HALVES = st.builds(lambda whole, nudge: (whole + 0.5) / 1e6 + nudge,
+                         st.integers(0, 10**9), st.sampled_from((0.0, 1e-12, -1e-12, 5e-10, -5e-10)))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_NEAR_HALVES | st.floats(min_value=0, max_value=1e8) | st.floats())
+def test_the_compiled_rounding_is_rounds(x: float) -> None:
+    """Builder.build rounds weighted_chars as the pure scan does (round(x, 6)), in binary
+    where that is exact; the same float, NaN and infinities included."""
+    _require_native()
+    from segmenter import native_walker
+
+    ours, theirs = native_walker.round6(x), round(x, 6)
+    assert ours == theirs or (ours != ours and theirs != theirs)
+
+
 _URL_PIECES = st.sampled_from((
     "http://", "https://", "HTTP://", "http:", "//", "/", "\\", "a", "Z", "0", "1", "0x1", ".",
     "..", "-", "_", "~", "%", "%7e", "javascript:", "mailto:x", "tel:", "j", "m", "t", "%7E", "%2F", "%2f", "%41", "%C3%A9", "é", "?", "#", ":",

@@ -1,0 +1,3 @@
+"""Types of the compiled scan's state machine (``native_walker.pyx``): what Python sees."""
+
+def round6(x: float) -> float: ...
