@@ -32,21 +32,13 @@ cdef Py_ssize_t _KEPT = 65536
 cdef object _UNKNOWN = object()
 
 
-cdef object _selector(str text):
-    parsed = _SELECTORS.get(text, _UNKNOWN)
+cdef object _parsed(dict memo, parse, str text):
+    """``parse(text)``, from ``memo`` when it was parsed before."""
+    parsed = memo.get(text, _UNKNOWN)
     if parsed is _UNKNOWN:
-        if len(_SELECTORS) >= _KEPT:
-            _SELECTORS.clear()
-        parsed = _SELECTORS[text] = parse_selector(text)
-    return parsed
-
-
-cdef object _declarations(str text):
-    parsed = _DECLARATIONS.get(text)
-    if parsed is None:
-        if len(_DECLARATIONS) >= _KEPT:
-            _DECLARATIONS.clear()
-        parsed = _DECLARATIONS[text] = parse_declarations(text)
+        if len(memo) >= _KEPT:
+            memo.clear()
+        parsed = memo[text] = parse(text)
     return parsed
 
 
@@ -72,11 +64,12 @@ def _sheet_rules(str css):
                 simple = []
                 for selector in css[head:opening].split(","):
                     if _compound(selector.strip()):
-                        parsed = _selector(selector)
+                        parsed = _parsed(_SELECTORS, parse_selector, selector)
                         if parsed is not None:
                             simple.append(parsed)
                 if simple:
-                    declarations = _declarations(css[opening + 1:close])
+                    declarations = _parsed(_DECLARATIONS, parse_declarations,
+                                           css[opening + 1:close])
                     if declarations is not EMPTY_DECLARATIONS:
                         for selector in simple:
                             rules.append((selector, declarations))

@@ -519,7 +519,7 @@ cdef class _Walker:
         href = self.link_href
         self.link_href = None
         cdef list pieces = self.link_text
-        anchor = _collapsed(pieces[0]) if len(pieces) == 1 else _collapsed(" ".join(pieces))
+        anchor = _collapsed(pieces[0] if len(pieces) == 1 else " ".join(pieces))
         self.link_text = []
         cdef _Builder current = self.current
         current.link_count += 1
