@@ -22,6 +22,8 @@ from filters.links import (
     LinkFilter,
     LinkFilterParams,
     filter_blocks,
+    is_file_link,
+    path_extension,
     site_home,
 )
 from filters.site import SiteIdentity, site_of
@@ -102,7 +104,8 @@ def test_params_reject_impossible_values(kwargs: dict[str, Any]) -> None:
 
 
 def test_extension_lists() -> None:
-    assert {"pdf", "mp3", "zip", "jpg", "css", "js", "json", "xml", "rss"} <= FILE_EXTENSIONS
+    assert {"pdf", "mp3", "zip", "jpg", "json", "xml", "rss"} <= FILE_EXTENSIONS
+    assert {"js", "css"}.isdisjoint(FILE_EXTENSIONS)  # project names, not files
     assert {"html", "htm", "php"}.isdisjoint(FILE_EXTENSIONS)
     assert DYNAMIC_EXTENSIONS == {"php", "asp", "aspx", "jsp", "cgi", "pl", "do", "action", "cfm"}
 
@@ -748,3 +751,27 @@ def test_a_link_without_a_site_is_unparsable_after_the_singleton_filter(
                              filter_blocks("a.com", page, analyser, identity=identity)):
             assert [[link.url for link in b] for b in kept] == [["http://b.org/"]]
             assert counts == expected_counts
+
+
+def test_project_names_ending_in_js_or_css_are_pages_on_hub_pages(
+    hub_pages: list[tuple[str, list[list[dict[str, Any]]]]], analyser: AnchorWords
+) -> None:
+    # Next.js, Chart.js, animate.css …: on the real hub pages every link whose last segment
+    # ends in .js or .css is a project's page and reaches co-citation; the file filter still
+    # drops the papers, images and archives the same pages link.
+    named, kept_named, files = 0, 0, Counter[str]()
+    for url, blocks in hub_pages:
+        kept, _ = filter_blocks(site_of(url), blocks, analyser)
+        kept_urls = {link.url for b in kept for link in b}
+        assert not any(is_file_link(kept_url) for kept_url in kept_urls)
+        for b in blocks:
+            for link in b:
+                extension = path_extension(link["href"]) if link["href"].startswith("http") else ""
+                if extension in ("js", "css"):
+                    named += 1
+                    kept_named += link["href"] in kept_urls
+                elif extension in FILE_EXTENSIONS:
+                    files[extension] += 1
+    assert named > 50
+    assert kept_named > 0.8 * named  # the rest: in blocks of more than S links, repeated, own site
+    assert files["pdf"] > 20 and sum(files.values()) > 40
