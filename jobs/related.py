@@ -144,10 +144,10 @@ class MRRelatedPages(ShippedJob):
         for pair in pairs:
             yield (hotkeys.pair_key(pair.p1, pair.p2, plan),
                    encode_pair_value(pair.p2, pair.site, pair.anchor1, pair.s, pair.page,
-                                     pair.text1, pair.long))
+                                     pair.text1))
             yield (hotkeys.pair_key(pair.p2, pair.p1, plan),
                    encode_pair_value(pair.p1, pair.site, pair.anchor2, pair.s, pair.page,
-                                     pair.text2, pair.long))
+                                     pair.text2))
 
     # -- Reducer1 --------------------------------------------------------------------------
 
@@ -179,8 +179,6 @@ class MRRelatedPages(ShippedJob):
             run = 0
 
         sites = 0  # citing sites of the current pair
-        long_sites = 0  # ... of which co-cite it only in long units (sim.LONG_UNIT_LINKS)
-        site_short = False  # the current site co-cites it in a short unit
         other = site = anchor = None
         taken = 0  # values taken from the current anchor group (the r cap)
         site_micro = total_micro = max_micro = capped_micro = 0
@@ -190,7 +188,6 @@ class MRRelatedPages(ShippedJob):
 
         def close_site() -> None:
             nonlocal total_micro, site_micro, max_micro, capped_micro, sites, best
-            nonlocal long_sites, site_short
             if site is None:
                 return
             ds = min(n_micro, site_micro)  # Eq. 12
@@ -198,19 +195,18 @@ class MRRelatedPages(ShippedJob):
             capped_micro += min(ds, sim.SITE_EVIDENCE_CAP_MICRO)
             max_micro = max(max_micro, ds)
             sites += 1
-            long_sites += not site_short
             assert best is not None  # a site has at least one value
             heapq.heappush(evidence, (ds, _Desc(site), best[1], best[2]))
             if len(evidence) > params.evidence:
                 heapq.heappop(evidence)
-            site_micro, best, site_short = 0, None, False
+            site_micro, best = 0, None
 
         def close_other() -> Iterator[tuple[str, list[Any]]]:
             if other is None:
                 return
             close_site()
             ts = score_from_micro(total_micro, max_micro, sites, in_p2, params,  # Eq. 13
-                                  popularity, capped_micro, long_sites)
+                                  popularity, capped_micro)
             if ts >= params.t:
                 ranked = sorted(evidence, key=lambda item: (-item[0], item[1].value))
                 yield other, [page, ts, [[s.value, unmicro(ds), citing, text]
@@ -235,18 +231,17 @@ class MRRelatedPages(ShippedJob):
             if value[0] != PAIR_TAG:
                 self.increment_counter(CHAIN_GROUP, "bad_intermediate_value")
                 continue
-            p1, value_site, value_anchor, s_micro, citing, text, long = decode_pair_value(value)
+            p1, value_site, value_anchor, s_micro, citing, text = decode_pair_value(value)
             if p1 != other:
                 yield from close_other()
                 other, site, anchor, taken = p1, value_site, value_anchor, 0
-                total_micro = site_micro = max_micro = capped_micro = sites = long_sites = 0
+                total_micro = site_micro = max_micro = capped_micro = sites = 0
                 evidence = []
             elif value_site != site:
                 close_site()
                 site, anchor, taken = value_site, value_anchor, 0
             elif value_anchor != anchor:
                 anchor, taken = value_anchor, 0
-            site_short = site_short or not long
             if taken < cap:  # the top r similarities of this anchor group (Eq. 12)
                 site_micro += s_micro
                 taken += 1

@@ -17,7 +17,7 @@ from jobs.related import MRRelatedPages
 from relatedpages.scoring.options import preset_link_params
 from relatedpages.scoring.parameters import SimilarityParams, preset_params
 from relatedpages.scoring.reference import reference_related
-from relatedpages.scoring.similarity import LONG_UNIT_LINKS, LONG_UNIT_SITE, log_proximity
+from relatedpages.scoring.similarity import log_proximity
 
 
 
@@ -81,23 +81,6 @@ def test_default_preset_ranks_corroborated_pages_first(tmp_path):
     assert default["http://p.com/"][0][1] == pytest.approx(3 + math.log(4) + near + 0.1 * math.log(4), abs=1e-5)
     assert default["http://p.com/"][1][0] == "http://r.com/"
     assert default["http://p.com/"][1][1] == pytest.approx(1 + 0 + 2 + 0.1 * math.log(10), abs=1e-5)
-    assert default == reference_related(records, preset_link_params("default"),
-                                        preset_params("default"), AnchorWords())
-
-
-@pytest.mark.parametrize("links", [80, 81])
-def test_default_preset_counts_a_site_citing_a_pair_only_in_a_long_unit_as_a_quarter(tmp_path, links):
-    # one site lists s0.com next to s1.com in a list of 80 links (a site) or of 81 (a
-    # quarter of a site: a list that long names a field, not peers; LONG_UNIT_LINKS)
-    records = [page("http://l.org/", "l.org", [(f"http://s{i}.com/", f"S{i}") for i in range(links)])]
-    segments = write_segments(tmp_path / "seg.jsonl", records)
-    default, _ = run_related([segments])
-    first = default["http://s0.com/"][0]
-    assert first[0] == "http://s1.com/"
-    site = 1.0 if links <= LONG_UNIT_LINKS else LONG_UNIT_SITE
-    near = log_proximity(0, 1, 8, links)  # side by side, anchors without a common word
-    assert first[1] == pytest.approx(site + math.log(2) + near + 0.1 * math.log(2), abs=1e-5)
-    assert first[2][0][:3] == ["l.org", round(near, 6), "http://l.org/"]  # evidence as before
     assert default == reference_related(records, preset_link_params("default"),
                                         preset_params("default"), AnchorWords())
 

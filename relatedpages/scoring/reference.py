@@ -65,9 +65,6 @@ def related_from_filtered(
     )
     # (source, target, citing site) -> (S_p, citing page, target's anchor text): the evidence
     best_citation: dict[tuple[str, str, str], tuple[int, str, str]] = {}
-    # (source, target) -> the citing sites that co-cite them in a unit of at most
-    # LONG_UNIT_LINKS links (the others count LONG_UNIT_SITE of a site)
-    short_sites: defaultdict[tuple[str, str], set[str]] = defaultdict(set)
     for page in pages:
         page_site, blocks = page[0], page[1]
         page_url = page[2] if len(page) > 2 else ""  # type: ignore[misc]
@@ -81,8 +78,6 @@ def related_from_filtered(
                                max_distance=sim_params.window, form=sim_params.proximity):
             sims[pair.p1][pair.p2][pair.site][pair.anchor2].append(pair.s)
             sims[pair.p2][pair.p1][pair.site][pair.anchor1].append(pair.s)
-            if not pair.long:
-                short_sites[pair.p1, pair.p2].add(pair.site)
             for source, target, text in (((pair.p1, pair.p2, pair.text2),
                                           (pair.p2, pair.p1, pair.text1)) if page_url else ()):
                 key = (source, target, pair.site)
@@ -98,8 +93,7 @@ def related_from_filtered(
     for source in sorted(sims):
         candidates = [directed_candidate(
             target, by_site, in_p[target], sim_params, popularity[target],
-            _citations(best_citation, source, target, by_site),
-            short_sites.get((min(source, target), max(source, target)), ()))
+            _citations(best_citation, source, target, by_site))
             for target, by_site in sims[source].items()]
         entries = top_related(candidates, sim_params.m, sim_params.t, sim_params.tie_break,
                               sim_params.relative)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypeAlias
 
@@ -53,14 +53,6 @@ IN_P_WEIGHT = 0.1
 #: 1 + A_b <= 2): a site repeating a pair on many pages is still one site (Eq. 12's N = 10
 #: would let it outweigh five others).
 SITE_EVIDENCE_CAP = 2.0
-#: ... and a citing site whose every unit co-citing the pair holds more than
-#: LONG_UNIT_LINKS links after the filters (the paper's S; the default preset's S is 200)
-#: counts LONG_UNIT_SITE of a site: a list that long names a whole field, not a page's peers
-#: (the naive reference's size filter, what it had and the score lacked).  Chosen on the
-#: development split and on two draws of a development protocol with the test splits'
-#: index (docs/reference/parameters.md, "One score").
-LONG_UNIT_LINKS = 80
-LONG_UNIT_SITE = 0.25
 
 
 #: ``[citing_site, ds, citing_page, anchor_text]``, best first: the JSON shape of the
@@ -171,7 +163,6 @@ class PagePair:
     page: str = ""  # the citing page (evidence a person can check)
     text1: str = ""  # p1's anchor text in that block, as written
     text2: str = ""  # p2's anchor text in that block
-    long: bool = False  # that block holds more than LONG_UNIT_LINKS links
 
 
 def page_pairs(
@@ -206,7 +197,6 @@ def page_pairs(
         # Each link's anchor key and text, once, not once a pair it is in
         keys = [anchor_key(link.words) for link in links]
         texts = [getattr(link, "anchor", "") for link in links]
-        long = len(links) > LONG_UNIT_LINKS
         # Links in position order (as segmented, the filters keep it): past the window,
         # every later link is farther still, so the scan of the block can stop there
         ordered = all(a.pos <= b.pos for a, b in zip(links, links[1:]))
@@ -243,7 +233,6 @@ def page_pairs(
                             page=page_url,
                             text1=texts[low_at],
                             text2=texts[high_at],
-                            long=long,
                         )
                     )
     return pairs
@@ -358,13 +347,12 @@ def damped(value: float, in_p2: int, damping: Damping) -> float:
 
 def score_from_micro(ds_sum_micro: int, ds_max_micro: int, sites: int, in_p2: int,
                      params: SimilarityParams, popularity: int = 0,
-                     ds_capped_micro: int | None = None, long_sites: int = 0) -> float:
+                     ds_capped_micro: int | None = None) -> float:
     """The score of p2 for p1 from the exact sums in micro-units (Σ_d DS_d and its largest
     term), the number of citing sites, in_p2 and p2's popularity, damped and rounded to
     ROUND_DIGITS: TS of Eq. 13 under the paper preset, :class:`ScoreForm` ``evidence``
     under the default preset (``ds_capped_micro``: Σ_d min(DS_d, SITE_EVIDENCE_CAP), by
-    default the plain sum; ``long_sites``: the citing sites that co-cite the pair only in
-    units of more than LONG_UNIT_LINKS links, each counting LONG_UNIT_SITE of a site).
+    default the plain sum).
 
     >>> from relatedpages.scoring.parameters import preset_params
     >>> score_from_micro(8_000_000, 5_000_000, 3, 1, SimilarityParams())
@@ -373,15 +361,11 @@ def score_from_micro(ds_sum_micro: int, ds_max_micro: int, sites: int, in_p2: in
     3.0
     >>> score_from_micro(3_000_000, 2_000_000, 2, 3, preset_params("default"), popularity=4)
     5.248067
-    >>> score_from_micro(3_000_000, 2_000_000, 2, 3, preset_params("default"), popularity=4,
-    ...                  long_sites=1)
-    4.498067
     >>> score_from_micro(8_000_000, 5_000_000, 3, 4, SimilarityParams(score="corroborated", damping="sqrt"))
     1.5
     """
     if params.score is ScoreForm.EVIDENCE:
-        kept = (sites - (1.0 - LONG_UNIT_SITE) * long_sites
-                + POPULARITY_WEIGHT * math.log1p(popularity)
+        kept = (sites + POPULARITY_WEIGHT * math.log1p(popularity)
                 + ((ds_sum_micro if ds_capped_micro is None else ds_capped_micro)
                    / SCALE / sites if sites else 0.0)
                 + IN_P_WEIGHT * math.log1p(in_p2))
@@ -466,12 +450,10 @@ def directed_candidate(
     params: SimilarityParams,
     popularity: int = 1,
     citing: Mapping[str, tuple[str, str]] | None = None,
-    short_sites: Collection[str] | None = None,
 ) -> Candidate:
     """:func:`directed_score` as a :class:`Candidate` for ``url`` (with its tie keys;
     ``popularity`` = the number of sites linking ``url``; ``citing`` = each site's strongest
-    (citing page, anchor text) for the evidence; ``short_sites`` = the citing sites that
-    co-cite the pair in a unit of at most LONG_UNIT_LINKS links, every site when None)."""
+    (citing page, anchor text) for the evidence)."""
     ds_micro = {
         site: domain_similarity_micro(groups, params.r, params.n)
         for site, groups in sims_by_site.items()
@@ -479,9 +461,8 @@ def directed_candidate(
     total, best = sum(ds_micro.values()), max(ds_micro.values(), default=0)
     capped = sum(min(value, SITE_EVIDENCE_CAP_MICRO) for value in ds_micro.values())
     ds_by_site = {site: unmicro(value) for site, value in ds_micro.items()}
-    long_sites = 0 if short_sites is None else sum(1 for site in ds_micro if site not in short_sites)
     return Candidate(url, score_from_micro(total, best, len(ds_micro), in_p2, params,
-                                           popularity, capped, long_sites),
+                                           popularity, capped),
                      top_evidence(ds_by_site, params.evidence, citing), popularity,
                      unmicro(total), len(ds_micro))
 

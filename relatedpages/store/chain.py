@@ -33,8 +33,6 @@ AUX_TAG = "0"
 #: Sorts after AUX_TAG and before PAIR_TAG: one per (raw block, href), for popularity.
 CITED_TAG = "0p"
 PAIR_TAG = "1"
-#: The last field of a pair value made in a unit of more than LONG_UNIT_LINKS links.
-LONG_TAG = "L"
 SORT_TOP = 99_999_999  # > any S_p in micro-units (S_p = P·(1 + A) <= 2)
 _SORT_WIDTH = 8
 
@@ -53,28 +51,17 @@ def encode_cited_value(site: str) -> list[str]:
 
 
 def encode_pair_value(other: str, site: str, anchor: str, similarity: float,
-                      page: str = "", text: str = "", long: bool = False) -> list[str]:
+                      page: str = "", text: str = "") -> list[str]:
     """(other page, TSD(p), anchor of the key page in p, S_p, p, the key page's anchor
-    text in p) as a byte-sortable list (the last two are evidence, after the sort key),
-    and :data:`LONG_TAG` after them when the unit that made the pair is long
-    (``PagePair.long``).
-
-    >>> encode_pair_value("http://b/", "s.com", "x", 0.5, long=True)[-1] == LONG_TAG
-    True
-    """
+    text in p) as a byte-sortable list (the last two are evidence, after the sort key)."""
     s_micro = micro(similarity)
     if not 0 <= s_micro <= SORT_TOP:
         raise ValueError(f"similarity out of range: {similarity}")
-    return [PAIR_TAG, other, site, anchor, str(SORT_TOP - s_micro).zfill(_SORT_WIDTH), page,
-            text, *((LONG_TAG,) if long else ())]
+    return [PAIR_TAG, other, site, anchor, str(SORT_TOP - s_micro).zfill(_SORT_WIDTH), page, text]
 
 
-def decode_pair_value(value: Any) -> tuple[str, str, str, int, str, str, bool]:
-    """(other page, site, anchor, S_p in micro-units, citing page, anchor text, whether
-    the unit was long) of an encoded pair value.
-
-    >>> decode_pair_value(encode_pair_value("http://b/", "s.com", "x", 0.5, "p", "B", True))
-    ('http://b/', 's.com', 'x', 500000, 'p', 'B', True)
-    """
-    _, other, site, anchor, inverted, page, text, *long = value
-    return other, site, anchor, SORT_TOP - int(inverted), page, text, long == [LONG_TAG]
+def decode_pair_value(value: Any) -> tuple[str, str, str, int, str, str]:
+    """(other page, site, anchor, S_p in micro-units, citing page, anchor text) of an
+    encoded pair value."""
+    _, other, site, anchor, inverted, page, text = value
+    return other, site, anchor, SORT_TOP - int(inverted), page, text
