@@ -34,6 +34,7 @@ from relatedpages.evaluation.related import (
     at_least,
     check_parameters,
     citing_pages,
+    development_draw,
     evaluate,
     evaluate_index,
     hub_sections,
@@ -136,6 +137,19 @@ def test_test_splits_never_hold_out_a_development_list(holdout):
         assert len(split.held_out) + len(split.indexed) == len(URLS)
         held[seed] = set(split.held_out)
     assert held[2] != held[3]
+
+
+def test_a_development_draw_holds_out_development_lists_and_indexes_the_test_splits_size():
+    development = set(split_lists(URLS, DEV_HOLDOUT, seed=DEV_SEED).held_out)
+    test_held = set().union(*(split_lists(URLS, 0.5, seed=seed).held_out for seed in TEST_SEEDS))
+    draws = [development_draw(URLS, 0.5, draw) for draw in (1, 2)]
+    for draw in draws:
+        assert set(draw.held_out) <= development and not set(draw.held_out) & test_held
+        assert len(draw.held_out) == round(0.5 * len(development))
+        assert set(draw.held_out) | set(draw.indexed) == set(URLS)
+        # as many lists indexed as a test split indexes
+        assert len(draw.indexed) == len(split_lists(URLS, 0.5, seed=2).indexed)
+    assert draws[0] != draws[1] and draws[0] == development_draw(list(reversed(URLS)), 0.5, 1)
 
 
 def test_split_with_fewer_lists_holds_out_a_subset_of_the_full_draw():
@@ -450,6 +464,9 @@ def test_cli_refuses_bad_settings_before_loading_anything(shared_data, capsys):
     assert "--baselines: unknown baseline 'hits'" in capsys.readouterr().err
     assert cli.main(["eval", "related", str(data), "--rules", "mine"]) == cli.EXIT_USAGE
     assert "lists, nested, paper" in capsys.readouterr().err
+    assert cli.main(["eval", "related", str(data), "--development-draw", "1", "--lists", "40"]
+                    ) == cli.EXIT_USAGE
+    assert "drop --lists" in capsys.readouterr().err
 
 
 # -- the real data -----------------------------------------------------------------------

@@ -115,6 +115,11 @@ def _add_related(evals: Any) -> None:
                           help="index only this share of the lists not held out (the same "
                                "test lists, less evidence: how the ranking moves with the "
                                "size of the index). Default: %(default)s")
+    rel_eval.add_argument("--development-draw", type=int, metavar="N",
+                          help="instead of --seed's split, hold out --holdout of the "
+                               "development split's held-out lists (drawn by N) and index "
+                               "every other list: a development split with the test splits' "
+                               "index size. Default: none")
     rel_eval.add_argument("--baselines", metavar="NAME,…|all|none", default="all",
                           help="page-level baselines scored beside them on a link graph of "
                                f"the same index pages ({', '.join(rel.BASELINES)}). "
@@ -284,10 +289,14 @@ def run_related(args: argparse.Namespace) -> int:
         rel.check_parameters(**settings)
     except ValueError as error:
         raise UsageError(str(error)) from error
+    if args.development_draw is not None and args.lists is not None:
+        raise UsageError("--development-draw holds out development lists of all 550: "
+                         "drop --lists")
     segmenting = _segmenting(args)
     print("segmenting the corpus and running the oracles and baselines (about three minutes) …",
           file=sys.stderr, flush=True)
-    evaluation = rel.evaluate(data, seed=args.seed, **settings, segmenting=segmenting)
+    evaluation = rel.evaluate(data, seed=args.seed, **settings, segmenting=segmenting,
+                              draw=args.development_draw)
     print(report.format_report(evaluation))
     plot = Path(args.plot)
     report.plot_rscore(evaluation, plot)

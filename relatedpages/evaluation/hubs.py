@@ -244,6 +244,37 @@ def split_lists(
     return Split(tuple(held_out), tuple(others))
 
 
+def development_draw(urls: Iterable[str], holdout: float, draw: int) -> Split:
+    """A development split with the test splits' index: hold out ``holdout`` of the lists
+    the development split holds out (:data:`DEV_SEED`), drawn by ``draw``, and index every
+    other list.  The test splits index the 275 lists they do not hold out of the 550; the
+    development split only 275: at the top of the list the product's lead over the naive
+    reference shrinks as the index grows (docs/evaluation/related.md), so a choice is also
+    checked on an index of the test splits' size.  Its held-out lists are development lists,
+    never a test split's.
+
+    >>> every = [f"u{i}" for i in range(10)]
+    >>> draw = development_draw(every, 0.5, 1)
+    >>> sorted(draw.held_out), len(draw.indexed)
+    (['u7', 'u8'], 8)
+    >>> set(draw.held_out) <= set(split_lists(every, 0.5, seed=DEV_SEED).held_out)
+    True
+    """
+    if not 0.0 < holdout < 1.0:
+        raise ValueError(f"holdout must be a fraction in (0, 1), got {holdout!r}")
+    every = sorted(set(urls))
+    if len(every) < 2:
+        raise ValueError(f"need at least 2 lists to hold some out, got {len(every)}")
+    development = sorted(split_lists(every, DEV_HOLDOUT, DEV_SEED).held_out)
+    rng = random.Random(draw)
+    rng.shuffle(development)
+    held_out = development[:max(1, round(holdout * len(development)))]
+    chosen = set(held_out)
+    others = [url for url in every if url not in chosen]
+    rng.shuffle(others)
+    return Split(tuple(held_out), tuple(others))
+
+
 # -- ground truth and test pages -------------------------------------------------------
 
 

@@ -155,6 +155,7 @@ from relatedpages.evaluation.hubs import (  # noqa: F401
     citing_pages,
     hub_sections,
     load_corpus_file,
+    development_draw,
     select_test_pages,
     split_lists,
 )
@@ -322,16 +323,22 @@ class LoadedSplit:
 
 def load_split(data: Path, holdout: float = HOLDOUT_DEFAULT, seed: int = SEED_DEFAULT,
                max_lists: int | None = None, segmenting: AdjustParams | None = None,
-               index_share: float = 1.0) -> LoadedSplit:
+               index_share: float = 1.0, draw: int | None = None) -> LoadedSplit:
     """The hub lists split by ``seed``, and the index: the other lists plus the web pages
     (a list's record wins over a web page of the same URL), segmented with ``segmenting``'s
     adjusting (the defaults when None).  ``index_share`` < 1 indexes only that share of the
     other lists (the first of them in the split's shuffled order, so a smaller share
-    indexes a subset of a larger one's): how the figures move with the evidence."""
+    indexes a subset of a larger one's): how the figures move with the evidence.  ``draw``:
+    instead of ``seed``'s split, :func:`~relatedpages.evaluation.hubs.development_draw`
+    (development lists held out, the test splits' index)."""
     hub = load_corpus_file(str(data / HUB_PATH), True, segmenting)
     web = [load_corpus_file(str(data / path), True, segmenting) for path in WEB_PATHS]
     lists = {hub_list.url: hub_list for hub_list in hub.lists}
-    split = split_lists(lists, holdout, seed, max_lists)
+    if draw is not None and max_lists is not None:
+        raise ValueError("a development draw holds out development lists of all 550: "
+                         "it takes no list limit")
+    split = (split_lists(lists, holdout, seed, max_lists) if draw is None
+             else development_draw(lists, holdout, draw))
     if index_share < 1.0:
         split = Split(split.held_out,
                       split.indexed[:max(1, round(index_share * len(split.indexed)))])
@@ -367,19 +374,20 @@ def evaluate(
     parallel: bool = True,
     segmenting: AdjustParams | None = None,
     index_share: float = 1.0,
+    draw: int | None = None,
 ) -> Evaluation:
     """Run the whole protocol of the module docstring on ``data_dir`` (``../shared/data``).
     ``parallel``: the block co-citation oracles in a forked child beside the other rows
     (:mod:`relatedpages.evaluation.forked`; the same result without).  ``segmenting``: the
     segmenter's adjusting for every page (the defaults when None; ``--rules nested`` measures
     what rule 0 changes downstream).  ``index_share``: index only that share of the lists
-    not held out (:func:`load_split`)."""
+    not held out; ``draw``: a development draw instead of ``seed``'s split (:func:`load_split`)."""
     check_parameters(holdout=holdout, t=t, min_degree=min_degree, min_citing=min_citing,
                      t_sweep=t_sweep, min_degree_sweep=min_degree_sweep,
                      max_lists=max_lists, k=k, baselines=baselines, index_share=index_share)
     data = Path(data_dir)
     started = time.monotonic()
-    loaded = load_split(data, holdout, seed, max_lists, segmenting, index_share)
+    loaded = load_split(data, holdout, seed, max_lists, segmenting, index_share, draw)
     loading = {
         "segmentation (first load; cached per process)": loaded.segmentation_seconds,
         "corpus loading in this run": time.monotonic() - started,
@@ -399,7 +407,7 @@ def evaluate(
         "web_pages": loaded.web_pages,
         **result.protocol,
     }
-    parameters = {"data_dir": str(data), "holdout": holdout, "seed": seed,
+    parameters = {"data_dir": str(data), "holdout": holdout, "seed": seed, "draw": draw,
                   "max_lists": max_lists, "index_share": index_share, **result.parameters}
     return replace(result, parameters=parameters, protocol=protocol, seconds=seconds)
 

@@ -252,7 +252,9 @@ def format_report(evaluation: Evaluation) -> str:
         "Related pages on held-out hub lists (cf. paper Fig. 10)",
         f"  engine: {p['engine']}",
         (f"  lists {q['lists']}: held out {q['held_out_lists']} (holdout {p['holdout']:.0%}, "
-         f"seed {p['seed']}; whole lists, never links), indexed {q['indexed_lists']}"
+         + (f"seed {p['seed']}" if p.get("draw") is None else
+            f"development draw {p['draw']}: development lists only")
+         + f"; whole lists, never links), indexed {q['indexed_lists']}"
          + (f" (index share {p['index_share']:.0%})" if p.get("index_share", 1.0) < 1.0 else "")
          + " "
          f"+ {q['web_pages']} real web pages = {q['index_records']} index pages"
