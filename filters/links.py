@@ -78,8 +78,8 @@ FILE_EXTENSIONS = frozenset(
 #: Not files: ``.js`` and ``.css``.  A page loads its scripts and style sheets, it does not
 #: link them; a link whose last segment ends in ``.js`` or ``.css`` names a project
 #: (``github.com/vercel/next.js``, ``en.wikipedia.org/wiki/Node.js``, ``animate.css``).  Of
-#: the 300 such links in the blocks of the shared data's index pages none is a file, and
-#: dropping them took Next.js, NW.js and Chart.js out of every list that names them.
+#: the 284 such links in the blocks of the development split's index (the shared data) none
+#: is a file, and dropping them took Next.js, NW.js and Chart.js out of every list.
 
 #: Path extensions of server-side scripts: such links are dynamic even without a query.
 DYNAMIC_EXTENSIONS = frozenset({"php", "asp", "aspx", "jsp", "cgi", "pl", "do", "action", "cfm"})
