@@ -284,19 +284,15 @@ def run_related(args: argparse.Namespace) -> int:
     settings = dict(holdout=args.holdout, t=args.t, min_degree=args.min_degree,
                     min_citing=args.min_citing, t_sweep=t_sweep,
                     min_degree_sweep=degree_sweep, max_lists=args.lists, baselines=baselines,
-                    index_share=args.index_share)
+                    index_share=args.index_share, draw=args.development_draw)
     try:
         rel.check_parameters(**settings)
     except ValueError as error:
         raise UsageError(str(error)) from error
-    if args.development_draw is not None and args.lists is not None:
-        raise UsageError("--development-draw holds out development lists of all 550: "
-                         "drop --lists")
     segmenting = _segmenting(args)
     print("segmenting the corpus and running the oracles and baselines (about three minutes) …",
           file=sys.stderr, flush=True)
-    evaluation = rel.evaluate(data, seed=args.seed, **settings, segmenting=segmenting,
-                              draw=args.development_draw)
+    evaluation = rel.evaluate(data, seed=args.seed, **settings, segmenting=segmenting)
     print(report.format_report(evaluation))
     plot = Path(args.plot)
     report.plot_rscore(evaluation, plot)

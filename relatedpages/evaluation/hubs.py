@@ -231,27 +231,34 @@ def split_lists(
     if len(every) < 2:
         raise ValueError(f"need at least 2 lists to hold some out, got {len(every)}")
     development = set(split_lists(every, DEV_HOLDOUT, DEV_SEED).held_out)
-    rng = random.Random(seed)
-    candidates = [url for url in every if url not in development]
-    rng.shuffle(candidates)
-    held_out = candidates[:max(1, round(holdout * len(candidates)))]
-    chosen = set(held_out)
-    others = [url for url in every if url not in chosen]
-    rng.shuffle(others)
+    held_out, others = _drawn(every, [url for url in every if url not in development], holdout,
+                              random.Random(seed))
     if max_lists is not None and max_lists < len(every):
         held_out = held_out[:_held(holdout, max_lists)]
         others = others[:max_lists - len(held_out)]
     return Split(tuple(held_out), tuple(others))
 
 
+def _drawn(every: Sequence[str], pool: Sequence[str], holdout: float,
+           rng: random.Random) -> tuple[list[str], list[str]]:
+    """``holdout`` of ``pool`` (at least one list) held out in ``rng``'s order, and every
+    other list of ``every``, shuffled by the same generator."""
+    order = list(pool)
+    rng.shuffle(order)
+    held_out = order[:max(1, round(holdout * len(order)))]
+    chosen = set(held_out)
+    others = [url for url in every if url not in chosen]
+    rng.shuffle(others)
+    return held_out, others
+
+
 def development_draw(urls: Iterable[str], holdout: float, draw: int) -> Split:
     """A development split with the test splits' index: hold out ``holdout`` of the lists
     the development split holds out (:data:`DEV_SEED`), drawn by ``draw``, and index every
-    other list.  The test splits index the 275 lists they do not hold out of the 550; the
-    development split only 275: at the top of the list the product's lead over the naive
-    reference shrinks as the index grows (docs/evaluation/related.md), so a choice is also
-    checked on an index of the test splits' size.  Its held-out lists are development lists,
-    never a test split's.
+    other list.  The test splits index 412 of the 550 lists, the development split 275: a
+    choice made on the development split is also checked on an index of the test splits'
+    size (docs/evaluation/related.md).  Its held-out lists are development lists, never a
+    test split's.
 
     >>> every = [f"u{i}" for i in range(10)]
     >>> draw = development_draw(every, 0.5, 1)
@@ -263,15 +270,8 @@ def development_draw(urls: Iterable[str], holdout: float, draw: int) -> Split:
     if not 0.0 < holdout < 1.0:
         raise ValueError(f"holdout must be a fraction in (0, 1), got {holdout!r}")
     every = sorted(set(urls))
-    if len(every) < 2:
-        raise ValueError(f"need at least 2 lists to hold some out, got {len(every)}")
     development = sorted(split_lists(every, DEV_HOLDOUT, DEV_SEED).held_out)
-    rng = random.Random(draw)
-    rng.shuffle(development)
-    held_out = development[:max(1, round(holdout * len(development)))]
-    chosen = set(held_out)
-    others = [url for url in every if url not in chosen]
-    rng.shuffle(others)
+    held_out, others = _drawn(every, development, holdout, random.Random(draw))
     return Split(tuple(held_out), tuple(others))
 
 

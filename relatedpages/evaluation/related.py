@@ -153,9 +153,9 @@ from relatedpages.evaluation.hubs import (  # noqa: F401
     HubSection,
     Split,
     citing_pages,
+    development_draw,
     hub_sections,
     load_corpus_file,
-    development_draw,
     select_test_pages,
     split_lists,
 )
@@ -280,6 +280,7 @@ def check_parameters(
     k: int = TOP_K_DEFAULT,
     baselines: Sequence[str] = BASELINES_DEFAULT,
     index_share: float = 1.0,
+    draw: int | None = None,
 ) -> None:
     """ValueError, with the reason, for parameters :func:`evaluate` cannot run with.
 
@@ -300,6 +301,9 @@ def check_parameters(
         raise ValueError(f"min_citing must be >= 1, got {min_citing!r}")
     if max_lists is not None and max_lists < 2:
         raise ValueError(f"max_lists must be >= 2, got {max_lists!r}")
+    if draw is not None and max_lists is not None:
+        raise ValueError("a development draw holds out development lists of all 550: "
+                         "drop --lists")
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
     if not 0.0 < index_share <= 1.0:
@@ -330,13 +334,11 @@ def load_split(data: Path, holdout: float = HOLDOUT_DEFAULT, seed: int = SEED_DE
     other lists (the first of them in the split's shuffled order, so a smaller share
     indexes a subset of a larger one's): how the figures move with the evidence.  ``draw``:
     instead of ``seed``'s split, :func:`~relatedpages.evaluation.hubs.development_draw`
-    (development lists held out, the test splits' index)."""
+    (development lists held out, the test splits' index; every list, so no ``max_lists``:
+    :func:`check_parameters` refuses both)."""
     hub = load_corpus_file(str(data / HUB_PATH), True, segmenting)
     web = [load_corpus_file(str(data / path), True, segmenting) for path in WEB_PATHS]
     lists = {hub_list.url: hub_list for hub_list in hub.lists}
-    if draw is not None and max_lists is not None:
-        raise ValueError("a development draw holds out development lists of all 550: "
-                         "it takes no list limit")
     split = (split_lists(lists, holdout, seed, max_lists) if draw is None
              else development_draw(lists, holdout, draw))
     if index_share < 1.0:
@@ -384,7 +386,8 @@ def evaluate(
     not held out; ``draw``: a development draw instead of ``seed``'s split (:func:`load_split`)."""
     check_parameters(holdout=holdout, t=t, min_degree=min_degree, min_citing=min_citing,
                      t_sweep=t_sweep, min_degree_sweep=min_degree_sweep,
-                     max_lists=max_lists, k=k, baselines=baselines, index_share=index_share)
+                     max_lists=max_lists, k=k, baselines=baselines, index_share=index_share,
+                     draw=draw)
     data = Path(data_dir)
     started = time.monotonic()
     loaded = load_split(data, holdout, seed, max_lists, segmenting, index_share, draw)
