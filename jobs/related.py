@@ -144,10 +144,10 @@ class MRRelatedPages(ShippedJob):
         for pair in pairs:
             yield (hotkeys.pair_key(pair.p1, pair.p2, plan),
                    encode_pair_value(pair.p2, pair.site, pair.anchor1, pair.s, pair.page,
-                                     pair.text1))
+                                     pair.text1, pair.links))
             yield (hotkeys.pair_key(pair.p2, pair.p1, plan),
                    encode_pair_value(pair.p1, pair.site, pair.anchor2, pair.s, pair.page,
-                                     pair.text2))
+                                     pair.text2, pair.links))
 
     # -- Reducer1 --------------------------------------------------------------------------
 
@@ -182,31 +182,35 @@ class MRRelatedPages(ShippedJob):
         other = site = anchor = None
         taken = 0  # values taken from the current anchor group (the r cap)
         site_micro = total_micro = max_micro = capped_micro = 0
+        # the citing sites' worth: each site's largest page co-citing the pair (its links)
+        worth_micro = site_links = 0
         # min-heap of (ds, site, citing page, anchor text) of the best sites
         evidence: list[tuple[int, _Desc, str, str]] = []
         best: tuple[int, str, str] | None = None  # the current site's strongest citation
 
         def close_site() -> None:
             nonlocal total_micro, site_micro, max_micro, capped_micro, sites, best
+            nonlocal worth_micro, site_links
             if site is None:
                 return
             ds = min(n_micro, site_micro)  # Eq. 12
             total_micro += ds
             capped_micro += min(ds, sim.SITE_EVIDENCE_CAP_MICRO)
             max_micro = max(max_micro, ds)
+            worth_micro += sim.site_worth_micro(site_links)
             sites += 1
             assert best is not None  # a site has at least one value
             heapq.heappush(evidence, (ds, _Desc(site), best[1], best[2]))
             if len(evidence) > params.evidence:
                 heapq.heappop(evidence)
-            site_micro, best = 0, None
+            site_micro, best, site_links = 0, None, 0
 
         def close_other() -> Iterator[tuple[str, list[Any]]]:
             if other is None:
                 return
             close_site()
             ts = score_from_micro(total_micro, max_micro, sites, in_p2, params,  # Eq. 13
-                                  popularity, capped_micro)
+                                  popularity, capped_micro, worth_micro)
             if ts >= params.t:
                 ranked = sorted(evidence, key=lambda item: (-item[0], item[1].value))
                 yield other, [page, ts, [[s.value, unmicro(ds), citing, text]
@@ -231,11 +235,11 @@ class MRRelatedPages(ShippedJob):
             if value[0] != PAIR_TAG:
                 self.increment_counter(CHAIN_GROUP, "bad_intermediate_value")
                 continue
-            p1, value_site, value_anchor, s_micro, citing, text = decode_pair_value(value)
+            p1, value_site, value_anchor, s_micro, citing, text, links = decode_pair_value(value)
             if p1 != other:
                 yield from close_other()
                 other, site, anchor, taken = p1, value_site, value_anchor, 0
-                total_micro = site_micro = max_micro = capped_micro = sites = 0
+                total_micro = site_micro = max_micro = capped_micro = sites = worth_micro = 0
                 evidence = []
             elif value_site != site:
                 close_site()
@@ -247,6 +251,7 @@ class MRRelatedPages(ShippedJob):
                 taken += 1
             if sim.better_citation(s_micro, citing, text, best):
                 best = (s_micro, citing, text)
+            site_links = max(site_links, links)
         yield from close_other()
         if params.site_fallback:  # every cited page reaches Reducer2, with its popularity
             # (from every piece of a split page: each counts the same popularity)

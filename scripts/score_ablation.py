@@ -3,7 +3,8 @@
     python scripts/score_ablation.py [--seed 1] [DATA]
 
 The default preset's score (``relatedpages.scoring.parameters.ScoreForm.EVIDENCE``) is the
-citing sites plus their mean DS_d, ln(1 + the related page's popularity) and 0.1 ln(1 + in_p2),
+citing sites (each worth more when its page links more than 30 pages) plus their mean DS_d,
+ln(1 + the related page's popularity) and 0.1 ln(1 + in_p2),
 with DS_d from the log proximity (``Proximity.LOG``).  This script scores the product row of
 ``relatedpages eval related`` (the default preset, co-citation filling the lists) with one term
 taken out at a time, on the same test pages, with the in-memory oracle, and prints the measures
@@ -43,6 +44,7 @@ ROWS: tuple[tuple[str, dict[str, Any], dict[str, float]], ...] = (
     ("without popularity", {}, {"POPULARITY_WEIGHT": 0.0}),
     ("without the mean DS_d", {}, {"SITE_EVIDENCE_CAP": 0.0}),
     ("without in_p2", {}, {"IN_P_WEIGHT": 0.0}),
+    ("every citing site worth one", {}, {"SITE_WORTH_EXPONENT": 0.0}),
     ("with Eq. 5's proximity", {"proximity": "paper"}, {}),
     ("sites, ties by popularity (before)", {"score": "sites", "proximity": "paper"}, {}),
 )

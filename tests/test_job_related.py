@@ -17,7 +17,7 @@ from jobs.related import MRRelatedPages
 from relatedpages.scoring.options import preset_link_params
 from relatedpages.scoring.parameters import SimilarityParams, preset_params
 from relatedpages.scoring.reference import reference_related
-from relatedpages.scoring.similarity import log_proximity
+from relatedpages.scoring.similarity import SITE_WORTH_EXPONENT, log_proximity
 
 
 
@@ -81,6 +81,24 @@ def test_default_preset_ranks_corroborated_pages_first(tmp_path):
     assert default["http://p.com/"][0][1] == pytest.approx(3 + math.log(4) + near + 0.1 * math.log(4), abs=1e-5)
     assert default["http://p.com/"][1][0] == "http://r.com/"
     assert default["http://p.com/"][1][1] == pytest.approx(1 + 0 + 2 + 0.1 * math.log(10), abs=1e-5)
+    assert default == reference_related(records, preset_link_params("default"),
+                                        preset_params("default"), AnchorWords())
+
+
+def test_default_preset_weighs_a_citing_site_by_the_links_of_its_page(tmp_path):
+    # p.com sits beside a.com in a block of two on a page that links 42 pages (one site),
+    # and beside b.com in a block of two on a page that links only them (another site):
+    # the same proximity, anchors, popularity and in_p, but the first site is worth
+    # ((1 + 42) / 31)^0.1 of a site (more than 30 links: a collection), the second one.
+    filler = [(f"http://f{i}.net/", f"F{i}") for i in range(40)]
+    records = [page("http://list.org/", "list.org", [("http://p.com/", "P"), ("http://a.com/", "A")],
+                    filler),
+               page("http://small.org/", "small.org", [("http://b.com/", "B"), ("http://p.com/", "P")])]
+    segments = write_segments(tmp_path / "seg.jsonl", records)
+    default, _ = run_related([segments])
+    (first, a_score, _), (second, b_score, _) = default["http://p.com/"]
+    assert (first, second) == ("http://a.com/", "http://b.com/")
+    assert a_score - b_score == pytest.approx((43 / 31) ** SITE_WORTH_EXPONENT - 1, abs=1e-5)
     assert default == reference_related(records, preset_link_params("default"),
                                         preset_params("default"), AnchorWords())
 

@@ -87,7 +87,8 @@ _OPTIONS = (
     _Option("--score", "score", str, None,
             "total = sum of DS_d over citing sites (Eq. 13); sites = the number of citing "
             "sites; corroborated = the total without the strongest site; evidence = the "
-            "citing sites plus their mean DS_d, the related page's popularity and its units.",
+            "citing sites (each worth more when its page links more than 30 pages) plus "
+            "their mean DS_d, the related page's popularity and its units.",
             tuple(f.value for f in parameters.ScoreForm)),
     _Option("--proximity", "proximity", str, None,
             "P_b of Eq. 7: paper (Eq. 5, flat within λ) or log (1 / ln(e + |i-j|/λ), over "

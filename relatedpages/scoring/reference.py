@@ -65,6 +65,8 @@ def related_from_filtered(
     )
     # (source, target, citing site) -> (S_p, citing page, target's anchor text): the evidence
     best_citation: dict[tuple[str, str, str], tuple[int, str, str]] = {}
+    # (p1, p2, citing site) -> the most links of the site's pages co-citing them (its worth)
+    most_links: dict[tuple[str, str, str], int] = {}
     for page in pages:
         page_site, blocks = page[0], page[1]
         page_url = page[2] if len(page) > 2 else ""  # type: ignore[misc]
@@ -78,6 +80,8 @@ def related_from_filtered(
                                max_distance=sim_params.window, form=sim_params.proximity):
             sims[pair.p1][pair.p2][pair.site][pair.anchor2].append(pair.s)
             sims[pair.p2][pair.p1][pair.site][pair.anchor1].append(pair.s)
+            worth_key = (pair.p1, pair.p2, pair.site)
+            most_links[worth_key] = max(most_links.get(worth_key, 0), pair.links)
             for source, target, text in (((pair.p1, pair.p2, pair.text2),
                                           (pair.p2, pair.p1, pair.text1)) if page_url else ()):
                 key = (source, target, pair.site)
@@ -93,7 +97,9 @@ def related_from_filtered(
     for source in sorted(sims):
         candidates = [directed_candidate(
             target, by_site, in_p[target], sim_params, popularity[target],
-            _citations(best_citation, source, target, by_site))
+            _citations(best_citation, source, target, by_site),
+            {site: most_links[min(source, target), max(source, target), site]
+             for site in by_site})
             for target, by_site in sims[source].items()]
         entries = top_related(candidates, sim_params.m, sim_params.t, sim_params.tie_break,
                               sim_params.relative)
