@@ -16,6 +16,7 @@ from typing import Any
 from filters.links import LinkFilterParams
 from relatedpages.scoring import parameters
 from relatedpages.scoring.granularity import Granularity
+from relatedpages.scoring.similarity import SITE_WORTH_LINKS
 
 #: One switch per link filter, named after LinkFilterParams' boolean fields.
 FILTER_SWITCHES = tuple(
@@ -87,8 +88,9 @@ _OPTIONS = (
     _Option("--score", "score", str, None,
             "total = sum of DS_d over citing sites (Eq. 13); sites = the number of citing "
             "sites; corroborated = the total without the strongest site; evidence = the "
-            "citing sites (each worth more when its page links more than 30 pages) plus "
-            "their mean DS_d, the related page's popularity and its units.",
+            "citing sites (each worth more when its page links more than "
+            f"{SITE_WORTH_LINKS} pages) plus their mean DS_d, the related page's popularity "
+            "and its units.",
             tuple(f.value for f in parameters.ScoreForm)),
     _Option("--proximity", "proximity", str, None,
             "P_b of Eq. 7: paper (Eq. 5, flat within λ) or log (1 / ln(e + |i-j|/λ), over "

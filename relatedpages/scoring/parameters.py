@@ -52,10 +52,10 @@ class ScoreForm(str, Enum):
     # One score from all the evidence (issue 43): the citing sites, each worth more when
     # its largest page co-citing the pair is a collection of links (SITE_WORTH_LINKS), plus
     # their mean DS_d (at most 2 per site with the log proximity: how near and how alike
-    # the anchors), plus POPULARITY_WEIGHT x ln(1 + popularity) and IN_P_WEIGHT x ln(1 + in_p2).  A
-    # second citing site outweighs one site's nearness unless the anchors also agree (DS_d
-    # < 1 for anchors without a common word), and equal counts are ordered by the evidence,
-    # not by a tie-break.
+    # the anchors), plus POPULARITY_WEIGHT x ln(1 + popularity) and IN_P_WEIGHT x
+    # ln(1 + in_p2).  A second citing site outweighs one site's nearness unless the anchors
+    # also agree (DS_d < 1 for anchors without a common word), and equal counts are ordered
+    # by the evidence, not by a tie-break.
     EVIDENCE = "evidence"
 
 

@@ -55,7 +55,7 @@ IN_P_WEIGHT = 0.1
 SITE_EVIDENCE_CAP = 2.0
 #: ... and a citing site counts one site, more when the largest of its pages that co-cite the
 #: pair links more than SITE_WORTH_LINKS pages (after the filters): ((1 + L) / 31)^0.1 of a
-#: site for L links, 1.13 for a list of 100, 1.42 for 1,000.  A page that collects that
+#: site for L links, 1.12 for a list of 100, 1.42 for 1,000.  A page that collects that
 #: many links is a directory or a curated list, whose co-citations were chosen; the log
 #: proximity's length term (1 / ln(e + links / 10)) had made its pairs the weakest of all.
 #: Chosen on the development split and two development draws (parameters.md, "One score");
