@@ -76,11 +76,21 @@ def test_ties_are_counted_at_three_significant_digits():
     assert scores.tied == 2 and scores.tied_share == pytest.approx(2 / 3)
 
 
+def test_exact_ties_are_the_ties_on_the_very_score():
+    # b and c tie at three digits on different evidence; d and e on the same score
+    scores = score_related({"a": [["b", 1.0001, []], ["c", 1.0002, []], ["d", 0.5, []],
+                                  ["e", 0.5, []], ["f", 0.25, []]]}, ["a"], TRUTH)
+    assert (scores.tied, scores.tied_exact) == (4, 2)
+    assert scores.tied_exact_share == pytest.approx(2 / 5)
+    assert score_related({"a": [["b"], ["c"]]}, ["a"], TRUTH).tied_exact_share is None
+
+
 def test_a_row_without_scores_says_n_a():
     scores = score_related({"a": [["b"], ["c"]]}, ["a"], TRUTH)
     assert scores.tied_share is None and scores.results == 2
     row = dict((label, value) for label, value, _ in measures(scores))
     assert math.isnan(row["ties (results tied with a neighbour, 3 significant digits)"])
+    assert math.isnan(row["exact ties (a neighbour's very score: the same evidence)"])
 
 
 # -- the rows in the report ------------------------------------------------------------------

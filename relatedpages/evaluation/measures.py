@@ -26,6 +26,7 @@ class Scores:
     p_list_all: float  # P@k, grade >= 1, missing results = 0, over all test pages
     rscore: tuple[float, ...]  # R = 1 … k, missing results = 0, over all test pages
     scored: int = -1  # results with a numeric score (-1: all of them)
+    tied_exact: int = 0  # of the tied, results with a neighbour's very score (same evidence)
 
     @property
     def coverage(self) -> float:
@@ -42,10 +43,20 @@ class Scores:
         to three significant digits (issue 43: a vanishing term added to break ties does
         not separate them): their order is the tie-break, not evidence.  None when the
         results carry no scores."""
+        return self._of_scored(self.tied)
+
+    @property
+    def tied_exact_share(self) -> float | None:
+        """Share of the returned results with the very score of the one before or after
+        (the score's own decimals): tied on the same evidence, which no weighting of it
+        separates.  None when the results carry no scores."""
+        return self._of_scored(self.tied_exact)
+
+    def _of_scored(self, count: int) -> float | None:
         scored = self.results if self.scored < 0 else self.scored
         if not scored:
             return None if self.results else 0.0
-        return self.tied / scored
+        return count / scored
 
 
 def score_related(
@@ -62,7 +73,7 @@ def score_related(
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
-    covered = results = tied = scored = 0
+    covered = results = tied = tied_exact = scored = 0
     p_section = p_list = 0.0
     section_hits = list_hits = 0
     rsums = [0.0] * k
@@ -76,6 +87,7 @@ def score_related(
         results += len(top)
         ties, with_score = tied_results(entries)
         tied += ties
+        tied_exact += tied_results(entries, digits=None)[0]
         scored += with_score
         same_section = sum(1 for g in grades if g == 2)
         same_list = sum(1 for g in grades if g >= 1)
@@ -99,6 +111,7 @@ def score_related(
         p_list_all=list_hits / (k * pages) if pages else 0.0,
         rscore=tuple(total / pages if pages else 0.0 for total in rsums),
         scored=-1 if scored == results else scored,
+        tied_exact=tied_exact,
     )
 
 

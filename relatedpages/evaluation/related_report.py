@@ -29,6 +29,7 @@ _MEASURES: tuple[tuple[str, str, bool], ...] = (
     ("coverage (test pages with >= 1 result)", "coverage", True),
     ("results per covered test page", "mean_results", False),
     ("ties (results tied with a neighbour, 3 significant digits)", "tied_share", False),
+    ("exact ties (a neighbour's very score: the same evidence)", "tied_exact_share", False),
     ("P@k same section (covered pages)", "p_section", True),
     ("P@k same list (covered pages)", "p_list", True),
     ("P@k same section (missing = 0)", "p_section_all", True),
@@ -398,6 +399,8 @@ def scores_as_dict(scores: Scores) -> dict[str, Any]:
         "coverage": round(scores.coverage, 4),
         "mean_results": round(scores.mean_results, 4),
         "tied_share": None if scores.tied_share is None else round(scores.tied_share, 4),
+        "tied_exact_share": (None if scores.tied_exact_share is None
+                             else round(scores.tied_exact_share, 4)),
         "p_at_k_section": round(scores.p_section, 4),
         "p_at_k_list": round(scores.p_list, 4),
         "p_at_k_section_missing_zero": round(scores.p_section_all, 4),
