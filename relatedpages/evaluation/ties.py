@@ -30,7 +30,8 @@ def tied_results(entries: Sequence[Sequence[Any]], digits: int | None = 3) -> tu
     >>> tied_results([["a", 2.0001], ["b", 2.0004], ["c", 1.5], ["d", 1.5]], digits=None)
     (2, 4)
     """
-    scores = [_rounded(float(entry[1]), digits) if len(entry) > 1 and isinstance(entry[1], (int, float))
+    scores = [_rounded(float(entry[1]), digits)
+              if len(entry) > 1 and isinstance(entry[1], (int, float))
               and not isinstance(entry[1], bool) else None for entry in entries]
     tied = sum(1 for i, score in enumerate(scores) if score is not None
                and ((i > 0 and scores[i - 1] == score)
