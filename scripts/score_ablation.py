@@ -3,9 +3,8 @@
     python scripts/score_ablation.py [--seed 1] [DATA]
 
 The default preset's score (``relatedpages.scoring.parameters.ScoreForm.EVIDENCE``) is the
-citing sites (each worth more when its page links more than 30 pages) plus their mean DS_d,
-ln(1 + the related page's popularity) and 0.1 ln(1 + in_p2),
-with DS_d from the log proximity (``Proximity.LOG``).  This script scores the product row of
+citing sites (each worth more when its page links more than ``SITE_WORTH_LINKS`` pages)
+plus their mean DS_d, ln(1 + the related page's popularity) and 0.1 ln(1 + in_p2), with DS_d from the log proximity (``Proximity.LOG``).  This script scores the product row of
 ``relatedpages eval related`` (the default preset, co-citation filling the lists) with one term
 taken out at a time, on the same test pages, with the in-memory oracle, and prints the measures
 and the share of results tied with a neighbour at three significant digits.  Seed 1 is the
@@ -15,10 +14,9 @@ development split: every choice of the score was made on it (README, "One score"
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -48,32 +46,6 @@ ROWS: tuple[tuple[str, dict[str, Any], dict[str, float]], ...] = (
     ("with Eq. 5's proximity", {"proximity": "paper"}, {}),
     ("sites, ties by popularity (before)", {"score": "sites", "proximity": "paper"}, {}),
 )
-
-
-def significant(value: float, digits: int = 3) -> float:
-    """``value`` rounded to ``digits`` significant digits.
-
-    >>> significant(2.0047), significant(0.012345), significant(0.0)
-    (2.0, 0.0123, 0.0)
-    """
-    if value == 0:
-        return 0.0
-    return round(value, digits - 1 - math.floor(math.log10(abs(value))))
-
-
-def tied_share(related: Mapping[str, Sequence[Sequence[Any]]], pages: Sequence[str]) -> float:
-    """Share of the results (top K) tied with a neighbour at three significant digits.
-
-    >>> tied_share({"a": [["x", 2.0001], ["y", 2.0004], ["z", 1.5]]}, ["a"])
-    0.6666666666666666
-    """
-    results = tied = 0
-    for page in pages:
-        scores = [significant(float(entry[1])) for entry in list(related.get(page, ()))[:K]]
-        results += len(scores)
-        tied += sum(1 for i, score in enumerate(scores)
-                    if (i and scores[i - 1] == score) or (i + 1 < len(scores) and scores[i + 1] == score))
-    return tied / results if results else 0.0
 
 
 @contextmanager
@@ -118,7 +90,7 @@ def main() -> int:
         scores = score_related(related, tests, truth, K)
         print(f"| {name} | {scores.p_section:.2%} | {scores.p_list:.2%} | {scores.rscore[0]:.3f} "
               f"| {scores.rscore[2]:.3f} | {scores.rscore[4]:.3f} | {scores.rscore[14]:.3f} "
-              f"| {tied_share(related, tests):.1%} |", flush=True)
+              f"| {scores.tied_share:.1%} |", flush=True)
         print(f"  ({time.monotonic() - started:.0f} s)", file=sys.stderr)
     return 0
 
