@@ -97,7 +97,8 @@ class FilterEvent(str, Enum):
     BLOCK_MALFORMED = "block_malformed"
     """A block that is not a list of link records."""
     MALFORMED = "link_malformed"
-    """A link record that is not a mapping with str ``href``, str ``anchor``, int ``pos`` >= 0."""
+    """A link record that is not a mapping with str ``href``, str ``anchor``, int ``pos`` >= 0
+    (and a str ``text`` where it has one)."""
     EMPTY_HREF = "link_empty_href"
     """An empty href or a same-document reference (``#top``): names no other page."""
     NON_WEB = "link_non_web_scheme"
@@ -168,6 +169,9 @@ class LinkFilterParams:
 LINK_FILTER_PARAMS_DEFAULT = LinkFilterParams()
 
 
+_NO_WORDS: frozenset[str] = frozenset()
+
+
 @dataclass(frozen=True)
 class FilteredLink:
     """A link that passed the filters.
@@ -175,7 +179,8 @@ class FilteredLink:
     ``url`` is the (possibly replaced and normalised) target, ``site`` its site identity,
     ``anchor`` the anchor text with whitespace collapsed, ``words`` its anchor words (may be
     empty when the anchor has only stop words), ``pos`` its position in the block as
-    segmented.
+    segmented; ``context`` the words of its description (the record's ``text``: what
+    follows the link in its list entry), empty when it has none.
     """
 
     url: str
@@ -183,6 +188,7 @@ class FilteredLink:
     anchor: str
     words: frozenset[str]
     pos: int
+    context: frozenset[str] = frozenset()
 
 
 def path_extension(url: str) -> str:
@@ -269,7 +275,8 @@ def filter_blocks(
 ) -> tuple[list[list[FilteredLink]], Counter[FilterEvent]]:
     """Apply the link filters to the blocks of a page of site ``page_site``.
 
-    ``blocks`` are the segment records' blocks (``[[{"href", "anchor", "pos"}, …], …]``);
+    ``blocks`` are the segment records' blocks (``[[{"href", "anchor", "pos"[, "text"]}, …],
+    …]``);
     anything malformed in them is counted, never raised.  ``identity`` gives link sites
     (default: :func:`filters.site.default_site_identity`).  Returns the non-empty filtered
     blocks in order and the counts of :class:`FilterEvent`.  A process that filters many
@@ -424,12 +431,14 @@ def _filter_block(
             counts[FilterEvent.MALFORMED] += 1
             continue
         href, anchor, pos = link.get("href"), link.get("anchor"), link.get("pos")
+        described = link.get("text", "")
         if (
             not isinstance(href, str)
             or not isinstance(anchor, str)
             or isinstance(pos, bool)
             or not isinstance(pos, int)
             or pos < 0
+            or not isinstance(described, str)
         ):
             counts[FilterEvent.MALFORMED] += 1
             continue
@@ -461,5 +470,6 @@ def _filter_block(
             continue
         counts[FilterEvent.KEPT] += 1
         text = " ".join(anchor.split())
-        kept.append(FilteredLink(url, site, text, words.words(text), pos))
+        kept.append(FilteredLink(url, site, text, words.words(text), pos,
+                                 words.words(described) if described else _NO_WORDS))
     return kept

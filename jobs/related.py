@@ -37,7 +37,7 @@ from filters.links import LinkFilter
 from relatedpages.scoring import similarity as sim
 from relatedpages.scoring.granularity import units
 from relatedpages.scoring.options import add_chain_options, chain_params_from
-from relatedpages.scoring.parameters import TieBreak
+from relatedpages.scoring.parameters import ScoreForm, TieBreak
 from relatedpages.scoring.similarity import micro, score_from_micro, unmicro
 from relatedpages.scoring.sitefallback import from_site, is_weak, site_chops
 from relatedpages.store import hotkeys, leftovers
@@ -139,15 +139,16 @@ class MRRelatedPages(ShippedJob):
         pairs = sim.page_pairs(site, blocks, self.sim_params.lam,
                                distant_pairs=self.sim_params.distant_pairs, page_url=page,
                                max_distance=self.sim_params.window,
-                               form=self.sim_params.proximity)
+                               form=self.sim_params.proximity,
+                               describe=self.sim_params.score is ScoreForm.EVIDENCE)
         self.increment_counter(CHAIN_GROUP, "related_pairs", len(pairs))
         for pair in pairs:
             yield (hotkeys.pair_key(pair.p1, pair.p2, plan),
                    encode_pair_value(pair.p2, pair.site, pair.anchor1, pair.s, pair.page,
-                                     pair.text1, pair.links))
+                                     pair.text1, pair.links, pair.context))
             yield (hotkeys.pair_key(pair.p2, pair.p1, plan),
                    encode_pair_value(pair.p1, pair.site, pair.anchor2, pair.s, pair.page,
-                                     pair.text2, pair.links))
+                                     pair.text2, pair.links, pair.context))
 
     # -- Reducer1 --------------------------------------------------------------------------
 
@@ -184,13 +185,15 @@ class MRRelatedPages(ShippedJob):
         site_micro = total_micro = max_micro = capped_micro = 0
         # the citing sites' worth: each site's largest page co-citing the pair (its links)
         worth_micro = site_links = 0
+        # and their descriptions: each site's largest description overlap of the pair
+        context_micro = site_context = 0
         # min-heap of (ds, site, citing page, anchor text) of the best sites
         evidence: list[tuple[int, _Desc, str, str]] = []
         best: tuple[int, str, str] | None = None  # the current site's strongest citation
 
         def close_site() -> None:
             nonlocal total_micro, site_micro, max_micro, capped_micro, sites, best
-            nonlocal worth_micro, site_links
+            nonlocal worth_micro, site_links, context_micro, site_context
             if site is None:
                 return
             ds = min(n_micro, site_micro)  # Eq. 12
@@ -198,19 +201,20 @@ class MRRelatedPages(ShippedJob):
             capped_micro += min(ds, sim.SITE_EVIDENCE_CAP_MICRO)
             max_micro = max(max_micro, ds)
             worth_micro += sim.site_worth_micro(site_links)
+            context_micro += site_context
             sites += 1
             assert best is not None  # a site has at least one value
             heapq.heappush(evidence, (ds, _Desc(site), best[1], best[2]))
             if len(evidence) > params.evidence:
                 heapq.heappop(evidence)
-            site_micro, best, site_links = 0, None, 0
+            site_micro, best, site_links, site_context = 0, None, 0, 0
 
         def close_other() -> Iterator[tuple[str, list[Any]]]:
             if other is None:
                 return
             close_site()
             ts = score_from_micro(total_micro, max_micro, sites, in_p2, params,  # Eq. 13
-                                  popularity, capped_micro, worth_micro)
+                                  popularity, capped_micro, worth_micro, context_micro)
             if ts >= params.t:
                 ranked = sorted(evidence, key=lambda item: (-item[0], item[1].value))
                 yield other, [page, ts, [[s.value, unmicro(ds), citing, text]
@@ -235,11 +239,13 @@ class MRRelatedPages(ShippedJob):
             if value[0] != PAIR_TAG:
                 self.increment_counter(CHAIN_GROUP, "bad_intermediate_value")
                 continue
-            p1, value_site, value_anchor, s_micro, citing, text, links = decode_pair_value(value)
+            (p1, value_site, value_anchor, s_micro, citing, text, links,
+             context) = decode_pair_value(value)
             if p1 != other:
                 yield from close_other()
                 other, site, anchor, taken = p1, value_site, value_anchor, 0
                 total_micro = site_micro = max_micro = capped_micro = sites = worth_micro = 0
+                context_micro = 0
                 evidence = []
             elif value_site != site:
                 close_site()
@@ -252,6 +258,7 @@ class MRRelatedPages(ShippedJob):
             if sim.better_citation(s_micro, citing, text, best):
                 best = (s_micro, citing, text)
             site_links = max(site_links, links)
+            site_context = max(site_context, context)
         yield from close_other()
         if params.site_fallback:  # every cited page reaches Reducer2, with its popularity
             # (from every piece of a split page: each counts the same popularity)

@@ -4,7 +4,8 @@
 
 INPUT: WARC / WARC.gz, JSON lines (``.jsonl[.gz]``), or a ``.tsv`` manifest of
 ``file<TAB>url`` for a folder of ``.html`` files.  Output, one line per page:
-``"<url>"\\t{"url": …, "site": …, "blocks": [[{"href", "anchor", "pos"}, …], …]}``.
+``"<url>"\\t{"url": …, "site": …, "blocks": [[{"href", "anchor", "pos"[, "text"]}, …], …]}``
+(``text``: a list entry's description, segmenter.sections.Link).
 
 Every skipped record is counted under a reason (counter group ``ingest``); the same
 URL twice keeps the last record (by input path, then position in the file).

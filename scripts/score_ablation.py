@@ -4,7 +4,9 @@
 
 The default preset's score (``relatedpages.scoring.parameters.ScoreForm.EVIDENCE``) is the
 citing sites (each worth more when its page links more than ``SITE_WORTH_LINKS`` pages)
-plus their mean DS_d, ln(1 + the related page's popularity) and 0.1 ln(1 + in_p2), with DS_d from the log proximity (``Proximity.LOG``).  This script scores the product row of
+plus their mean DS_d, ln(1 + the related page's popularity), 0.1 ln(1 + in_p2) and the citing
+sites' description overlap (``DESCRIPTION_WEIGHT``), with DS_d from the log proximity
+(``Proximity.LOG``).  This script scores the product row of
 ``relatedpages eval related`` (the default preset, co-citation filling the lists) with one term
 taken out at a time, on the same test pages, with the in-memory oracle, and prints the measures
 and the share of results tied with a neighbour at three significant digits.  Seed 1 is the
@@ -42,6 +44,7 @@ ROWS: tuple[tuple[str, dict[str, Any], dict[str, float]], ...] = (
     ("without popularity", {}, {"POPULARITY_WEIGHT": 0.0}),
     ("without the mean DS_d", {}, {"SITE_EVIDENCE_CAP": 0.0}),
     ("without in_p2", {}, {"IN_P_WEIGHT": 0.0}),
+    ("without the descriptions", {}, {"DESCRIPTION_WEIGHT": 0.0}),
     ("every citing site worth one", {}, {"SITE_WORTH_EXPONENT": 0.0}),
     ("with Eq. 5's proximity", {"proximity": "paper"}, {}),
     ("sites, ties by popularity (before)", {"score": "sites", "proximity": "paper"}, {}),

@@ -103,9 +103,17 @@ def segment_bytes(
 
 
 def blocks_as_json(blocks: list[tuple[Link, ...]]) -> list[list[dict[str, Any]]]:
-    """DESIGN.md's block records: ``[[{"href", "anchor", "pos"}, …], …]``."""
+    """DESIGN.md's block records: ``[[{"href", "anchor", "pos"[, "text"]}, …], …]``, with
+    ``text`` (the link's description, :class:`Link`) only where the page has one.
+
+    >>> blocks_as_json([(Link("https://a.com/", "A", "A web framework"), Link("https://b.com/", "B"))])
+    [[{'href': 'https://a.com/', 'anchor': 'A', 'pos': 0, 'text': 'A web framework'}, \
+{'href': 'https://b.com/', 'anchor': 'B', 'pos': 1}]]
+    """
     return [
-        [{"href": link.href, "anchor": link.anchor, "pos": pos} for pos, link in enumerate(block)]
+        [{"href": link.href, "anchor": link.anchor, "pos": pos, "text": link.text} if link.text
+         else {"href": link.href, "anchor": link.anchor, "pos": pos}
+         for pos, link in enumerate(block)]
         for block in blocks
     ]
 

@@ -51,6 +51,11 @@ cdef class _Walker:
     cdef dict items
     cdef bint base_seen, collecting_css
     cdef list css, link_text, pieces, sections
+    # list entries' descriptions (segmenter.scanner's _item_depths … _description)
+    cdef list item_depths, description
+    cdef bint item_fresh, link_leads
+    cdef object describing
+    cdef Py_ssize_t describing_depth
     cdef object link_href
     cdef dict resolved
     cdef dict own_styles  # what an element sets itself (scanner._own_style), by attributes
@@ -79,4 +84,5 @@ cdef class _Walker:
     cdef object combine(self, parent, tuple own)
     cdef int flush_text(self) except -1
     cdef int finish_link(self) except -1
+    cdef int end_description(self) except -1
     cdef int flush_section(self) except -1

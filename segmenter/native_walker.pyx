@@ -25,7 +25,8 @@ from filters.urls import normalise_url
 from segmenter.native_links import NOT_A_PAGE
 from segmenter.native_sheets import sheet_rules
 from segmenter.scanner import _INHERIT, _SectionScanner, _Style
-from segmenter.sections import CONTENT_TAGS, Link, Outline, ScanResult, Section, _label
+from segmenter.sections import CONTENT_TAGS, DESCRIPTION_PIECES, Link, Outline, ScanResult
+from segmenter.sections import Section, _label, description
 from segmenter.style import WHITE
 
 #: Section labels by (tag, id, class), for the pages of the process (emptied when full).
@@ -144,6 +145,11 @@ cdef class _Walker:
         self.css = []
         self.link_text = []
         self.pieces = []
+        self.item_depths = []
+        self.item_fresh = self.link_leads = False
+        self.describing = None
+        self.describing_depth = 0
+        self.description = []
         self.sections = []
         self.link_href = None
         self.resolved = {}
@@ -259,6 +265,12 @@ cdef class _Walker:
             self.skip_depth += 1
             self.style_stack[depth] = <PyObject*>_INHERIT
             return 0
+        if flags & (_ITEM | _LIST):
+            if self.describing is not None:
+                self.end_description()
+            if flags & _ITEM:
+                self.item_depths.append(depth)
+                self.item_fresh = True
         if flags & _A:
             if self.link_href is None:
                 value = _find(atts, "href")
@@ -266,6 +278,7 @@ cdef class _Walker:
                     self.link_href = _utf8_n(value, strlen(value))
                     self.link_text = []
                     self.link_depth = depth
+                    self.link_leads = self.item_fresh and len(self.item_depths) > 0
         elif flags & _BASE and not self.base_seen:
             self.set_base(atts)
         if atts is not NULL:
@@ -360,6 +373,11 @@ cdef class _Walker:
             return 0
         if self.link_href is not None and self.depth <= self.link_depth:
             self.finish_link()
+        cdef list items = self.item_depths
+        while items and <Py_ssize_t>items[-1] >= self.depth:  # an item ended (or its list)
+            items.pop()
+        if self.describing is not None and self.depth <= self.describing_depth:
+            self.end_description()
         if flags & _PARTITIONING and self.link_href is None:
             self.flush_section()
             if len(self.labels) > 1:
@@ -390,7 +408,7 @@ cdef class _Walker:
         self.text_nonspace += nonspace
         self.text_words += words
         self.text_cjk += cjk
-        if self.link_href is not None:
+        if self.link_href is not None or self.describing is not None:
             self.pieces.append(_utf8_n(text, length))
         return 0
 
@@ -399,6 +417,8 @@ cdef class _Walker:
             self.flush_text()
         if self.link_href is not None:
             self.finish_link()
+        if self.describing is not None:
+            self.end_description()
         self.flush_section()
         return ScanResult(sections=tuple(self.sections), base_url=self.scanner.base_url,
                           outline=Outline(self.items))
@@ -510,9 +530,12 @@ cdef class _Walker:
             current.bold = True
         cdef dict fonts = current.fonts
         fonts[style] = fonts.get(style, 0) + nonspace
+        self.item_fresh = False
         if self.link_href is not None:
             current.anchor_words += words
             self.link_text.append("".join(pieces) if len(pieces) > 1 else pieces[0])
+        elif self.describing is not None and len(self.description) < DESCRIPTION_PIECES:
+            self.description.append("".join(pieces) if len(pieces) > 1 else pieces[0])
         return 0
 
     cdef int finish_link(self) except -1:
@@ -537,12 +560,30 @@ cdef class _Walker:
             resolved = self.resolved.get(key, _PENDING)
             if resolved is _PENDING:
                 resolved = self.resolved[key] = self.scanner._resolve(href, base_url)
+        self.item_fresh = False
         if resolved is not None:
             link = _new_link(Link)
             fields = link.__dict__
             fields["href"] = resolved
             fields["anchor"] = anchor
             current.links.append(link)
+            if self.link_leads and self.item_depths:  # it opens its list item
+                self.describing = link
+                self.describing_depth = self.item_depths[-1]
+                self.description = []
+        self.link_leads = False
+        return 0
+
+    cdef int end_description(self) except -1:
+        """segmenter.scanner's ``_end_description`` (the link's Link.text)."""
+        link = self.describing
+        self.describing = None
+        cdef list pieces = self.description
+        if pieces:
+            self.description = []
+            text = description(pieces)
+            if text:
+                link.__dict__["text"] = text
         return 0
 
     cdef int flush_section(self) except -1:

@@ -14,6 +14,7 @@ from segmenter.sections import (
     BOLD_TAGS,
     CARD_TAGS,
     CONTENT_TAGS,
+    DESCRIPTION_PIECES,
     HEADINGS,
     ITEM_TAGS,
     LIST_TAGS,
@@ -30,6 +31,7 @@ from segmenter.sections import (
     Section,
     _label,
     count_words,
+    description,
 )
 from segmenter.style import (
     BLACK,
@@ -187,6 +189,15 @@ class _SectionScanner:
         self._link_href: str | None = None
         self._link_text: list[str] = []
         self._link_depth = 0
+        # List entries' descriptions (Link.text): the depths of the open items, whether the
+        # innermost has had no text or link yet, whether the open link opens its item, and
+        # the link whose description is being read with its item's depth and text so far
+        self._item_depths: list[int] = []
+        self._item_fresh = False
+        self._link_leads = False
+        self._describing: Link | None = None
+        self._describing_depth = 0
+        self._description: list[str] = []
         self._sections: list[Section] = []
         self._headings = 0  # h1-h6 elements started so far
         self._heading = 0  # the one whose text is being read (Section.heading), 0: none
@@ -220,6 +231,12 @@ class _SectionScanner:
             self._skip_depth += 1
             styles.append(_INHERIT)
             return
+        if tag in ITEM_TAGS or tag in LIST_TAGS:
+            if self._describing is not None:
+                self._end_description()
+            if tag in ITEM_TAGS:
+                self._item_depths.append(len(styles))
+                self._item_fresh = True
         if tag == "a":
             if self._link_href is None:
                 href = attrib.get("href")
@@ -227,6 +244,7 @@ class _SectionScanner:
                     self._link_href = href
                     self._link_text = []
                     self._link_depth = len(styles)
+                    self._link_leads = self._item_fresh and bool(self._item_depths)
         elif tag == "base" and not self._base_seen:
             self._set_base(attrib.get("href"))
         if attrib or tag in self._styled_tags:
@@ -280,6 +298,11 @@ class _SectionScanner:
             return
         if self._link_href is not None and len(styles) <= self._link_depth:
             self._finish_link()
+        items = self._item_depths
+        while items and items[-1] >= len(styles):  # an item ended (or its list did)
+            items.pop()
+        if self._describing is not None and len(styles) <= self._describing_depth:
+            self._end_description()
         if tag in PARTITIONING_TAGS and self._link_href is None:
             self._flush_section()
             if len(self._labels) > 1:
@@ -307,6 +330,8 @@ class _SectionScanner:
             self._flush_text()
         if self._link_href is not None:
             self._finish_link()
+        if self._describing is not None:
+            self._end_description()
         self._flush_section()
         return ScanResult(sections=tuple(self._sections), base_url=self.base_url,
                           outline=Outline(self._items))
@@ -477,9 +502,12 @@ class _SectionScanner:
             current.bold = True
         fonts = current.fonts
         fonts[style] = fonts.get(style, 0) + nonspace
+        self._item_fresh = False
         if self._link_href is not None:
             current.anchor_words += words
             self._link_text.append(text)
+        elif self._describing is not None and len(self._description) < DESCRIPTION_PIECES:
+            self._description.append(text)
 
     def _finish_link(self) -> None:
         href, self._link_href = self._link_href, None
@@ -499,8 +527,26 @@ class _SectionScanner:
             resolved = self._resolved[key]
         except KeyError:
             resolved = self._resolved[key] = self._resolve(href, self.base_url)
+        self._item_fresh = False
         if resolved is not None:
-            current.links.append(Link(resolved, anchor))
+            link = Link(resolved, anchor)
+            current.links.append(link)
+            if self._link_leads and self._item_depths:  # it opens its list item
+                self._describing = link
+                self._describing_depth = self._item_depths[-1]
+                self._description = []
+        self._link_leads = False
+
+    def _end_description(self) -> None:
+        """The item of the link being described ended (or a list or item started inside
+        it): the text read after the link is its description (Link.text, set before the
+        page's sections are adjusted, on the link the section already holds)."""
+        link, self._describing = self._describing, None
+        if self._description:
+            text = description(self._description)
+            self._description = []
+            if text and link is not None:
+                object.__setattr__(link, "text", text)  # Link is frozen for its readers
 
     def _flush_section(self) -> None:
         current = self._current

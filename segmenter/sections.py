@@ -43,6 +43,8 @@ SECTION_END_TAGS = SECTIONING_TAGS - {"header"}
 LIST_TAGS = frozenset("ul ol dl table".split())
 ITEM_TAGS = frozenset("li dt dd tr".split())
 CARD_TAGS = frozenset("div article section".split())
+#: The text flushes (one per run of text between tags) a description reads at most.
+DESCRIPTION_PIECES = 64
 
 
 #: A list group's key: (its element's number, tag); a card group's: (the parent's number,
@@ -73,12 +75,38 @@ def count_words(text: str) -> int:
     return words
 
 
+#: The words of a link's description (:class:`Link` ``text``) kept: a list entry's line, not
+#: the paragraph an inline link happens to open.
+DESCRIPTION_WORDS = 24
+
+
+def description(pieces: list[str]) -> str:
+    """The text pieces read after a link as its description: collapsed, cut at
+    :data:`DESCRIPTION_WORDS` words, with the separator that opens a list entry's
+    description ("- ", "– ", ": ") dropped.
+
+    >>> description([" - A micro", "framework  for Python. "])
+    'A micro framework for Python.'
+    >>> description(["  "]), len(description(["w "] * 99).split())
+    ('', 24)
+    """
+    words = " ".join(pieces).split()[:DESCRIPTION_WORDS + 1]
+    while words and not any(ch.isalnum() for ch in words[0]):
+        words = words[1:]
+    return " ".join(words[:DESCRIPTION_WORDS])
+
+
 @dataclass(frozen=True)
 class Link:
-    """A link as it appears in a page: absolute normalised href and its anchor text."""
+    """A link as it appears in a page: absolute normalised href, its anchor text, and, for
+    the link that opens a list item (an li, dt, dd or table row with no text before it), the
+    item's text after it: the entry's description, "[Flask](…) – a micro web framework"
+    (:func:`description`; the anchors of links inside it left out; "" for every other link).
+    """
 
     href: str
     anchor: str
+    text: str = ""
 
 
 @dataclass(frozen=True)

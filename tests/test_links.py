@@ -775,3 +775,16 @@ def test_project_names_ending_in_js_or_css_are_pages_on_hub_pages(
     assert named > 50
     assert kept_named > 0.8 * named  # the rest: in blocks of more than S links, repeated, own site
     assert files["pdf"] > 20 and sum(files.values()) > 40
+
+
+def test_a_description_gives_context_words_and_a_bad_one_is_malformed(analyser: AnchorWords) -> None:
+    """A link record's ``text`` (its description, segmenter.sections.Link) becomes the
+    link's context words; a ``text`` that is not a str makes the record malformed."""
+    described = [{"href": "https://a.com/", "anchor": "A", "pos": 0, "text": "An HTTP client"},
+                 {"href": "https://b.com/", "anchor": "B", "pos": 1},
+                 {"href": "https://c.com/", "anchor": "C", "pos": 2, "text": ["not", "text"]}]
+    kept, events = filter_blocks(PAGE, [described], analyser, LinkFilterParams())
+    assert [(link.url, link.context) for link in kept[0]] == [
+        ("https://a.com/", analyser.words("An HTTP client")), ("https://b.com/", frozenset())]
+    assert analyser.words("An HTTP client") == {"http", "client"}
+    assert events[FilterEvent.MALFORMED] == 1

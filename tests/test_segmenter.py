@@ -20,7 +20,7 @@ from segmenter.adjust import (
     merge_rule,
     section_type,
 )
-from segmenter.sections import Link, Section, count_words
+from segmenter.sections import DESCRIPTION_WORDS, Link, Section, count_words
 from segmenter.style import MAX_LAB_DISTANCE, colour_distance, rgb_to_lab
 from tests.prerequisites import guard
 
@@ -98,6 +98,40 @@ def test_anchor_text_whitespace_is_collapsed_and_image_links_have_empty_anchor()
     html = '<p><a href="/a">  Big\n   <b>Name</b> </a><a href="/b"><img src="x.png" alt="logo"></a></p>'
     (block,) = segment_html(html, URL).blocks
     assert [link.anchor for link in block] == ["Big Name", ""]
+
+
+def test_a_list_entry_keeps_the_text_after_its_link_as_its_description():
+    """Link.text: for the link that opens a list item, the item's text after it (other
+    links' anchors left out; up to a nested list), the opening separator dropped, at most
+    DESCRIPTION_WORDS words; none for any other link.  The compiled and the pure-Python scan
+    agree (tests/test_segmenter_same_output.py pins every real page)."""
+    html = ('<ul><li><a href="/flask">Flask</a> – A micro <b>web</b> framework.'
+            '<li>The <a href="/django">Django</a>: batteries included'
+            '<li><a href="/gulp">gulp-coffee</a> - Compile <a href="/coffee">CoffeeScript</a> to JS'
+            '<ul><li>nested</ul> after'
+            '<li><a href="/bottle">Bottle</a>' + " word" * 40 + '<li><a href="/b2">B2</a></ul>'
+            '<table><tr><td><a href="/t">T</a><td>in the next cell</table>'
+            '<p><a href="/x">X</a> in a paragraph <a href="/y">Y</a></p>')
+    texts = {link.anchor: link.text for section in segment_html(html, URL).sections
+             for link in section.links}
+    assert texts == {"Flask": "A micro web framework.", "Django": "", "gulp-coffee": "Compile to JS",
+                     "CoffeeScript": "", "Bottle": " ".join(["word"] * DESCRIPTION_WORDS),
+                     "B2": "", "T": "in the next cell", "X": "", "Y": ""}
+    record = segment_record(segment_html(html, URL))
+    assert record["blocks"][0][0]["text"] == "A micro web framework."
+    assert "text" not in record["blocks"][0][1]  # none: the record stays as it was
+
+
+def test_descriptions_on_a_real_hub_page(shared_data):
+    warc = shared_data("awesomehub/awesomehub.warc.gz")
+    pages = dict(_hub_pages(warc))
+    url = "https://github.com/typeddjango/awesome-python-typing"
+    links = {link.href: link for block in segment_bytes(pages[url], url).blocks for link in block}
+    assert links["https://github.com/python/mypy"].text == "Optional static typing (PEP 484)."
+    assert links["https://github.com/samuelcolvin/pydantic"].text == (
+        "Data parsing using Python type hinting. Supports dataclasses.")
+    described = sum(bool(link.text) for link in links.values())
+    assert described > 0.8 * len(links), (described, len(links))
 
 
 def test_block_links_inside_a_link_do_not_split_the_section():

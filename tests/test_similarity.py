@@ -22,6 +22,7 @@ from relatedpages.scoring.parameters import (
     SimilarityParams,
 )
 from relatedpages.scoring.similarity import (
+    score_from_micro,
     ROUND_DIGITS,
     PagePair,
     anchor_key,
@@ -422,3 +423,26 @@ def test_directed_score_combines_eq_12_and_13() -> None:
     # (3.0 + 0.367879 + 2.333333) / (1 + ln 4) = 5.701212 / 2.386294 = 2.3891487 -> 2.389149
     assert ts == 2.389149
     assert evidence == [["hub.org", 3.0], ["news.com", 2.333333]]
+
+
+def test_page_pairs_measure_the_overlap_of_two_descriptions_only_when_asked() -> None:
+    """The default preset's description term: Eq. 6's Jaccard on the links' context words
+    (segmenter.sections.Link ``text``), per pair; 0.0 without ``describe`` (paper preset)."""
+    from filters.links import FilteredLink
+
+    def described(url: str, pos: int, *context: str) -> FilteredLink:
+        return FilteredLink(url, url.split("/")[2], "x", frozenset(), pos, frozenset(context))
+
+    block = [described(A1, 0, "http", "client"), described(B1, 1, "http", "server"),
+             described("http://c.org/", 2)]
+    pairs = page_pairs("hub.org", [block], 8, describe=True)
+    assert [(p.p1, p.p2, p.context) for p in pairs] == [
+        (A1, B1, round(1 / 3, 6)), (A1, "http://c.org/", 0.0), (B1, "http://c.org/", 0.0)]
+    assert {p.context for p in page_pairs("hub.org", [block], 8)} == {0.0}
+    # the score: DESCRIPTION_WEIGHT per unit of overlap, summed over the citing sites
+    params = parameters.preset_params("default")
+    plain = score_from_micro(2_000_000, 1_000_000, 2, 1, params)
+    assert score_from_micro(2_000_000, 1_000_000, 2, 1, params, context_micro=500_000) == round(
+        plain + similarity.DESCRIPTION_WEIGHT * 0.5, 6)
+    assert score_from_micro(2_000_000, 1_000_000, 2, 1, parameters.SimilarityParams(),
+                            context_micro=500_000) == 2.0  # the paper's TS has no such term

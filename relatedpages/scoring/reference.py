@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from relatedpages.scoring.granularity import units
-from relatedpages.scoring.parameters import SimilarityParams
+from relatedpages.scoring.parameters import ScoreForm, SimilarityParams
 from relatedpages.scoring.similarity import (
     LinkLike,
     RelatedEntry,
@@ -67,6 +67,9 @@ def related_from_filtered(
     best_citation: dict[tuple[str, str, str], tuple[int, str, str]] = {}
     # (p1, p2, citing site) -> the most links of the site's pages co-citing them (its worth)
     most_links: dict[tuple[str, str, str], int] = {}
+    # (p1, p2, citing site) -> the largest description overlap of its pairs, in micro-units
+    most_context: dict[tuple[str, str, str], int] = {}
+    describe = sim_params.score is ScoreForm.EVIDENCE
     for page in pages:
         page_site, blocks = page[0], page[1]
         page_url = page[2] if len(page) > 2 else ""  # type: ignore[misc]
@@ -77,11 +80,13 @@ def related_from_filtered(
                 site_blocks[cited, page_site] += count
         for pair in page_pairs(page_site, blocks, sim_params.lam,
                                distant_pairs=sim_params.distant_pairs, page_url=page_url,
-                               max_distance=sim_params.window, form=sim_params.proximity):
+                               max_distance=sim_params.window, form=sim_params.proximity,
+                               describe=describe):
             sims[pair.p1][pair.p2][pair.site][pair.anchor2].append(pair.s)
             sims[pair.p2][pair.p1][pair.site][pair.anchor1].append(pair.s)
             worth_key = (pair.p1, pair.p2, pair.site)
             most_links[worth_key] = max(most_links.get(worth_key, 0), pair.links)
+            most_context[worth_key] = max(most_context.get(worth_key, 0), micro(pair.context))
             for source, target, text in (((pair.p1, pair.p2, pair.text2),
                                           (pair.p2, pair.p1, pair.text1)) if page_url else ()):
                 key = (source, target, pair.site)
@@ -99,6 +104,8 @@ def related_from_filtered(
             target, by_site, in_p[target], sim_params, popularity[target],
             _citations(best_citation, source, target, by_site),
             {site: most_links[min(source, target), max(source, target), site]
+             for site in by_site},
+            {site: most_context[min(source, target), max(source, target), site]
              for site in by_site})
             for target, by_site in sims[source].items()]
         entries = top_related(candidates, sim_params.m, sim_params.t, sim_params.tie_break,

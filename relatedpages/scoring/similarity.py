@@ -63,6 +63,13 @@ SITE_EVIDENCE_CAP = 2.0
 #: keep their figures: (1 + L)^0.1 for every page cost them 0.2-0.6 points of P@15.
 SITE_WORTH_EXPONENT = 0.1
 SITE_WORTH_LINKS = 30
+#: ... and the pair's descriptions (segmenter.sections.Link ``text``: "[httpx](…) – an HTTP
+#: client"): per citing site, the largest Jaccard coefficient of the two links' description
+#: words among its pairs (Eq. 6 on the descriptions), summed over the sites, times this
+#: weight.  Two entries a curator describes in the same words are the same kind of thing, and
+#: a site that co-cites them says so in its own words.  Chosen on the development split and
+#: two development draws (parameters.md, "One score").
+DESCRIPTION_WEIGHT = 1.0
 
 
 #: ``[citing_site, ds, citing_page, anchor_text]``, best first: the JSON shape of the
@@ -176,12 +183,18 @@ class PagePair:
     #: the distinct pages the citing page links after the filters (its site's worth,
     #: :func:`site_worth_micro`): a property of the page, not of the pair
     links: int = field(default=0, compare=False)
+    #: the Jaccard coefficient of the two links' description words (``context``), rounded
+    #: to ROUND_DIGITS; 0.0 unless page_pairs was asked to ``describe``
+    context: float = field(default=0.0, compare=False)
+
+
+_NO_WORDS: frozenset[str] = frozenset()
 
 
 def page_pairs(
     page_site: str, filtered_blocks: Sequence[Sequence[LinkLike]], lam: int,
     *, distant_pairs: bool = False, page_url: str = "", max_distance: int = 0,
-    form: Proximity = Proximity.PAPER,
+    form: Proximity = Proximity.PAPER, describe: bool = False,
 ) -> list[PagePair]:
     """The related pairs a citing page generates (Definition 1, Eq. 5-8).
 
@@ -202,7 +215,9 @@ def page_pairs(
     ``form``: the proximity (:class:`Proximity`; ``log`` weighs the block's length).
 
     Pairs come out in the order their blocks and links make them; p1 < p2.  Each carries
-    the page's count of distinct linked pages (``links``, the citing site's worth).
+    the page's count of distinct linked pages (``links``, the citing site's worth) and, with
+    ``describe`` (default preset), the overlap of the two links' descriptions
+    (``context``: :func:`anchor_similarity` of their ``context`` words, where links have them).
     """
     page_links = len({link.url for block in filtered_blocks for link in block})
     seen: set[tuple[str, str]] = set()
@@ -236,6 +251,9 @@ def page_pairs(
                                            form, len(links)), ROUND_DIGITS)
                 if distant_pairs:  # co-cited however far apart; proximity only weighs
                     s = max(s, DISTANT_PAIR_SIMILARITY)
+                context = (round(anchor_similarity(getattr(low, "context", _NO_WORDS),
+                                                   getattr(high, "context", _NO_WORDS)),
+                                 ROUND_DIGITS) if describe else 0.0)
                 if s > 0.0:
                     pairs.append(
                         PagePair(
@@ -249,6 +267,7 @@ def page_pairs(
                             text1=texts[low_at],
                             text2=texts[high_at],
                             links=page_links,
+                            context=context,
                         )
                     )
     return pairs
@@ -375,13 +394,14 @@ def damped(value: float, in_p2: int, damping: Damping) -> float:
 def score_from_micro(ds_sum_micro: int, ds_max_micro: int, sites: int, in_p2: int,
                      params: SimilarityParams, popularity: int = 0,
                      ds_capped_micro: int | None = None, worth_micro: int | None = None,
-                     ) -> float:
+                     context_micro: int = 0) -> float:
     """The score of p2 for p1 from the exact sums in micro-units (Σ_d DS_d and its largest
     term), the number of citing sites, in_p2 and p2's popularity, damped and rounded to
     ROUND_DIGITS: TS of Eq. 13 under the paper preset, :class:`ScoreForm` ``evidence``
     under the default preset (``ds_capped_micro``: Σ_d min(DS_d, SITE_EVIDENCE_CAP), by
     default the plain sum; ``worth_micro``: the citing sites' summed worth,
-    :func:`site_worth_micro`, by default one a site).
+    :func:`site_worth_micro`, by default one a site; ``context_micro``: Σ_d of each citing
+    site's largest description overlap, :data:`DESCRIPTION_WEIGHT`).
 
     >>> from relatedpages.scoring.parameters import preset_params
     >>> score_from_micro(8_000_000, 5_000_000, 3, 1, SimilarityParams())
@@ -393,6 +413,9 @@ def score_from_micro(ds_sum_micro: int, ds_max_micro: int, sites: int, in_p2: in
     >>> score_from_micro(3_000_000, 2_000_000, 2, 3, preset_params("default"), popularity=4,
     ...                  worth_micro=2 * site_worth_micro(99))
     5.496571
+    >>> score_from_micro(3_000_000, 2_000_000, 2, 3, preset_params("default"), popularity=4,
+    ...                  context_micro=250_000)
+    5.748067
     >>> score_from_micro(8_000_000, 5_000_000, 3, 4, SimilarityParams(score="corroborated", damping="sqrt"))
     1.5
     """
@@ -401,7 +424,8 @@ def score_from_micro(ds_sum_micro: int, ds_max_micro: int, sites: int, in_p2: in
                 + POPULARITY_WEIGHT * math.log1p(popularity)
                 + ((ds_sum_micro if ds_capped_micro is None else ds_capped_micro)
                    / SCALE / sites if sites else 0.0)
-                + IN_P_WEIGHT * math.log1p(in_p2))
+                + IN_P_WEIGHT * math.log1p(in_p2)
+                + DESCRIPTION_WEIGHT * context_micro / SCALE)
     elif params.score is ScoreForm.SITES:
         kept = float(sites)
     elif params.score is ScoreForm.CORROBORATED:
@@ -484,11 +508,13 @@ def directed_candidate(
     popularity: int = 1,
     citing: Mapping[str, tuple[str, str]] | None = None,
     links: Mapping[str, int] | None = None,
+    context: Mapping[str, int] | None = None,
 ) -> Candidate:
     """:func:`directed_score` as a :class:`Candidate` for ``url`` (with its tie keys;
     ``popularity`` = the number of sites linking ``url``; ``citing`` = each site's strongest
     (citing page, anchor text) for the evidence; ``links`` = per citing site, the most links
-    of its pages that co-cite the pair, its worth: :func:`site_worth_micro`)."""
+    of its pages that co-cite the pair, its worth: :func:`site_worth_micro`; ``context`` = per
+    citing site, the largest description overlap of its pairs in micro-units)."""
     ds_micro = {
         site: domain_similarity_micro(groups, params.r, params.n)
         for site, groups in sims_by_site.items()
@@ -498,8 +524,9 @@ def directed_candidate(
     ds_by_site = {site: unmicro(value) for site, value in ds_micro.items()}
     worth = (None if links is None
              else sum(site_worth_micro(links.get(site, 0)) for site in ds_micro))
+    described = sum(context.get(site, 0) for site in ds_micro) if context else 0
     return Candidate(url, score_from_micro(total, best, len(ds_micro), in_p2, params,
-                                           popularity, capped, worth),
+                                           popularity, capped, worth, described),
                      top_evidence(ds_by_site, params.evidence, citing), popularity,
                      unmicro(total), len(ds_micro))
 

@@ -51,23 +51,26 @@ def encode_cited_value(site: str) -> list[str]:
 
 
 def encode_pair_value(other: str, site: str, anchor: str, similarity: float,
-                      page: str = "", text: str = "", links: int = 0) -> list[str]:
+                      page: str = "", text: str = "", links: int = 0,
+                      context: float = 0.0) -> list[str]:
     """(other page, TSD(p), anchor of the key page in p, S_p, p, the key page's anchor
-    text in p, the pages p links) as a byte-sortable list (the last three are evidence and
-    the citing site's worth, after the sort key)."""
+    text in p, the pages p links, the pair's description overlap) as a byte-sortable list
+    (the last four are evidence, the citing site's worth and the description term, after
+    the sort key)."""
     s_micro = micro(similarity)
     if not 0 <= s_micro <= SORT_TOP:
         raise ValueError(f"similarity out of range: {similarity}")
     return [PAIR_TAG, other, site, anchor, str(SORT_TOP - s_micro).zfill(_SORT_WIDTH), page, text,
-            str(links)]
+            str(links), str(micro(context))]
 
 
-def decode_pair_value(value: Any) -> tuple[str, str, str, int, str, str, int]:
+def decode_pair_value(value: Any) -> tuple[str, str, str, int, str, str, int, int]:
     """(other page, site, anchor, S_p in micro-units, citing page, anchor text, the pages
-    the citing page links) of an encoded pair value.
+    the citing page links, the description overlap in micro-units) of an encoded pair value.
 
-    >>> decode_pair_value(encode_pair_value("http://b/", "s.com", "x", 0.5, "http://s.com/", "B", 12))
-    ('http://b/', 's.com', 'x', 500000, 'http://s.com/', 'B', 12)
+    >>> decode_pair_value(encode_pair_value("http://b/", "s.com", "x", 0.5, "http://s.com/", "B", 12,
+    ...                                     0.25))
+    ('http://b/', 's.com', 'x', 500000, 'http://s.com/', 'B', 12, 250000)
     """
-    _, other, site, anchor, inverted, page, text, links = value
-    return other, site, anchor, SORT_TOP - int(inverted), page, text, int(links)
+    _, other, site, anchor, inverted, page, text, links, context = value
+    return other, site, anchor, SORT_TOP - int(inverted), page, text, int(links), int(context)
