@@ -17,7 +17,7 @@ from jobs.related import MRRelatedPages
 from relatedpages.scoring.options import preset_link_params
 from relatedpages.scoring.parameters import SimilarityParams, preset_params
 from relatedpages.scoring.reference import reference_related
-from relatedpages.scoring.similarity import SITE_WORTH_EXPONENT, log_proximity
+from relatedpages.scoring.similarity import DESCRIPTION_WEIGHT, SITE_WORTH_EXPONENT, log_proximity
 
 
 
@@ -101,6 +101,30 @@ def test_default_preset_weighs_a_citing_site_by_the_links_of_its_page(tmp_path):
     assert a_score - b_score == pytest.approx((43 / 31) ** SITE_WORTH_EXPONENT - 1, abs=1e-5)
     assert default == reference_related(records, preset_link_params("default"),
                                         preset_params("default"), AnchorWords())
+
+
+def test_default_preset_weighs_a_pair_by_its_descriptions(tmp_path):
+    # p.com sits beside a.com on one list and beside b.com on another, in blocks of two: the
+    # same proximity, anchors, popularity and in_p; the first list describes p and a alike
+    # ("HTTP client" in both: Jaccard 2/4), the second p and b in other words
+    def described(url, site, *entries):
+        return {"url": url, "site": site, "blocks": [[
+            {"href": href, "anchor": anchor, "pos": pos, "text": text}
+            for pos, (href, anchor, text) in enumerate(entries)]]}
+
+    records = [described("http://one.org/", "one.org", ("http://p.com/", "P", "An async HTTP client"),
+                         ("http://a.com/", "A", "The HTTP client for humans")),
+               described("http://two.org/", "two.org", ("http://b.com/", "B", "A templating engine"),
+                         ("http://p.com/", "P", "An async HTTP client"))]
+    segments = write_segments(tmp_path / "seg.jsonl", records)
+    default, _ = run_related([segments])
+    (first, a_score, _), (second, b_score, _) = default["http://p.com/"]
+    assert (first, second) == ("http://a.com/", "http://b.com/")
+    assert a_score - b_score == pytest.approx(DESCRIPTION_WEIGHT * 2 / 4, abs=1e-5)
+    assert default == reference_related(records, preset_link_params("default"),
+                                        preset_params("default"), AnchorWords())
+    paper, _ = run_related([segments], ["--preset", "paper", "--t", "0"])  # no such term
+    assert [score for _, score, _ in paper["http://p.com/"]] == [1.0, 1.0]
 
 
 def test_default_preset_breaks_ties_by_evidence_not_url(tmp_path):
