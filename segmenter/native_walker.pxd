@@ -52,7 +52,9 @@ cdef class _Walker:
     cdef bint base_seen, collecting_css
     cdef list css, link_text, pieces, sections
     # list entries' descriptions (segmenter.scanner's _item_depths … _description)
-    cdef list item_depths, description
+    cdef list description
+    cdef Py_ssize_t item_stack[_DEPTH_LIMIT]  # the depths of the open items, innermost last
+    cdef Py_ssize_t items_open
     cdef bint item_fresh, link_leads
     cdef object describing
     cdef Py_ssize_t describing_depth

@@ -145,7 +145,7 @@ cdef class _Walker:
         self.css = []
         self.link_text = []
         self.pieces = []
-        self.item_depths = []
+        self.items_open = 0
         self.item_fresh = self.link_leads = False
         self.describing = None
         self.describing_depth = 0
@@ -269,7 +269,8 @@ cdef class _Walker:
             if self.describing is not None:
                 self.end_description()
             if flags & _ITEM:
-                self.item_depths.append(depth)
+                self.item_stack[self.items_open] = depth  # depth < _DEPTH_LIMIT: checked above
+                self.items_open += 1
                 self.item_fresh = True
         if flags & _A:
             if self.link_href is None:
@@ -278,7 +279,7 @@ cdef class _Walker:
                     self.link_href = _utf8_n(value, strlen(value))
                     self.link_text = []
                     self.link_depth = depth
-                    self.link_leads = self.item_fresh and len(self.item_depths) > 0
+                    self.link_leads = self.item_fresh and self.items_open > 0
         elif flags & _BASE and not self.base_seen:
             self.set_base(atts)
         if atts is not NULL:
@@ -373,9 +374,8 @@ cdef class _Walker:
             return 0
         if self.link_href is not None and self.depth <= self.link_depth:
             self.finish_link()
-        cdef list items = self.item_depths
-        while items and <Py_ssize_t>items[-1] >= self.depth:  # an item ended (or its list)
-            items.pop()
+        while self.items_open and self.item_stack[self.items_open - 1] >= self.depth:
+            self.items_open -= 1  # an item ended (or its list)
         if self.describing is not None and self.depth <= self.describing_depth:
             self.end_description()
         if flags & _PARTITIONING and self.link_href is None:
@@ -567,9 +567,9 @@ cdef class _Walker:
             fields["href"] = resolved
             fields["anchor"] = anchor
             current.links.append(link)
-            if self.link_leads and self.item_depths:  # it opens its list item
+            if self.link_leads and self.items_open:  # it opens its list item
                 self.describing = link
-                self.describing_depth = self.item_depths[-1]
+                self.describing_depth = self.item_stack[self.items_open - 1]
                 self.description = []
         self.link_leads = False
         return 0
