@@ -415,7 +415,7 @@ def score_from_micro(ds_sum_micro: int, ds_max_micro: int, sites: int, in_p2: in
     5.496571
     >>> score_from_micro(3_000_000, 2_000_000, 2, 3, preset_params("default"), popularity=4,
     ...                  context_micro=250_000)
-    5.748067
+    5.498067
     >>> score_from_micro(8_000_000, 5_000_000, 3, 4, SimilarityParams(score="corroborated", damping="sqrt"))
     1.5
     """
