@@ -145,10 +145,9 @@ cdef class _Walker:
         self.css = []
         self.link_text = []
         self.pieces = []
-        self.items_open = 0
+        self.items_open = self.describing_depth = 0
         self.item_fresh = self.link_leads = False
         self.describing = None
-        self.describing_depth = 0
         self.description = []
         self.sections = []
         self.link_href = None
@@ -408,8 +407,9 @@ cdef class _Walker:
         self.text_nonspace += nonspace
         self.text_words += words
         self.text_cjk += cjk
-        if self.link_href is not None or self.describing is not None:
-            self.pieces.append(_utf8_n(text, length))
+        if self.link_href is not None or (self.describing is not None
+                                          and len(self.description) < DESCRIPTION_PIECES):
+            self.pieces.append(_utf8_n(text, length))  # a str only for text that is kept
         return 0
 
     cdef object close(self):

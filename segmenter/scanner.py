@@ -545,7 +545,7 @@ class _SectionScanner:
         if self._description:
             text = description(self._description)
             self._description = []
-            if text and link is not None:
+            if text:
                 object.__setattr__(link, "text", text)  # Link is frozen for its readers
 
     def _flush_section(self) -> None:

@@ -251,10 +251,10 @@ def page_pairs(
                                            form, len(links)), ROUND_DIGITS)
                 if distant_pairs:  # co-cited however far apart; proximity only weighs
                     s = max(s, DISTANT_PAIR_SIMILARITY)
-                context = (round(anchor_similarity(getattr(low, "context", _NO_WORDS),
-                                                   getattr(high, "context", _NO_WORDS)),
-                                 ROUND_DIGITS) if describe else 0.0)
                 if s > 0.0:
+                    context = (round(anchor_similarity(getattr(low, "context", _NO_WORDS),
+                                                       getattr(high, "context", _NO_WORDS)),
+                                     ROUND_DIGITS) if describe else 0.0)
                     pairs.append(
                         PagePair(
                             p1=low.url,
