@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from relatedpages.bench.chain_cpu import (
-    ChainCpuError, chain_costs, in_sample, run_task, task_environment, write_sample)
+    ChainCost, ChainCpuError, TaskCost, chain_costs, format_comparison, in_sample, run_task,
+    task_environment, write_sample)
 from relatedpages.bench.pair_census import page_records, pair_census
 from relatedpages.corpus.generate import generate_crawl, read_topics
 from relatedpages.scoring.options import add_chain_options, chain_params_from
@@ -128,3 +129,37 @@ def test_the_tasks_run_without_pythonunbuffered(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("RELATEDPAGES_PROBE", "kept")
     environment = task_environment()
     assert "PYTHONUNBUFFERED" not in environment and environment["RELATEDPAGES_PROBE"] == "kept"
+
+
+def test_a_real_crawl_gets_a_row_of_its_own_and_no_web_is_generated(tmp_path: Path) -> None:
+    crawl = generate_crawl(tmp_path / "real.warc.gz", pages=300, seed=5)
+    done = subprocess.run([sys.executable, "scripts/chain_cpu.py", "--crawl", str(crawl.path),
+                           "--sample", "100", "--runs", "1"],
+                          cwd=REPO, capture_output=True, text=True, timeout=guard(600))
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[1].startswith("real.warc.gz (300 pages): ") and "µs a pair" in lines[1]
+    rows = [line for line in lines if line.startswith("| ") and line[2].isdigit()]
+    assert len(rows) == 1 and rows[0].startswith("| 300 | ")  # the crawl only
+    assert not any(line.startswith("slopes") for line in lines)  # one size: no slope
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--crawl", "no/such.warc.gz"], "--crawl: no such file: no/such.warc.gz"),
+    (["--pages", "300", "--output-changes"], "--output-changes: only with --against"),
+])
+def test_the_command_refuses_what_it_cannot_time(argv: list[str], message: str) -> None:
+    done = subprocess.run([sys.executable, "scripts/chain_cpu.py", *argv],
+                          cwd=REPO, capture_output=True, text=True, timeout=guard(60))
+    assert done.returncode == 2 and message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_comparison_says_whether_reducer1_wrote_the_same_bytes() -> None:
+    def cost(mapper_seconds: float, digest: str) -> ChainCost:
+        return ChainCost(300, 300, 1000, TaskCost(mapper_seconds, 1000, {}), TaskCost(0.05, 500, {}),
+                         output_digest=digest)
+    same, changed = (list(format_comparison([cost(0.04, "a")], [cost(0.03, then)], "HEAD~1"))[-1]
+                     for then in ("a", "b"))
+    assert same.startswith("| 300 | 30.0 → 40.0 | 50.0 → 50.0 | 80.0 → 90.0 | 1.12 |")
+    assert same.endswith("| the same bytes |") and changed.endswith("| changed |")

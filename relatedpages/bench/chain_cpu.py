@@ -28,7 +28,10 @@ The tasks run without ``PYTHONUNBUFFERED``, as YARN's containers do (they do not
 the NodeManager's environment beyond a list of Hadoop's own variables).  Given a second
 checkout (``against``: another revision, for a before/after from the same run), each run
 times both on the same sample, one after the other, and keeps a digest of Reducer1's
-output, which must not change.
+output, which must not change unless the revisions differ in what they compute (a term of
+the score: then the table says "changed").  A real crawl (:func:`crawl_pages` counts its
+pages) is sampled the same way: the hub lists' WARC, whose list entries carry descriptions
+the generated webs do not, times the description term.
 """
 from __future__ import annotations
 
@@ -42,7 +45,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from filters.urls import normalise_url
 from relatedpages.bench.pair_census import page_records
+from relatedpages.corpus.ingest import Page, read_pages
 
 #: Mapper1's counter of related pairs (jobs.related: CHAIN_GROUP, "related_pairs").
 PAIRS_COUNTER = "related_pairs"
@@ -128,6 +133,13 @@ def in_sample(url: str, every: int) -> bool:
     985
     """
     return zlib.crc32(url.encode("utf-8")) % every == 0
+
+
+def crawl_pages(crawl: Path) -> int:
+    """The pages of a crawl file that ``jobs.segment`` would segment (their URL normalises),
+    counted without segmenting them: a real crawl's size, to sample it as a generated one."""
+    return sum(1 for item in read_pages(str(crawl))
+               if isinstance(item, Page) and normalise_url(item.url) is not None)
 
 
 def write_sample(crawl: Path, every: int, out: Path) -> int:
@@ -250,14 +262,15 @@ def format_costs(costs: list[ChainCost]) -> Iterator[str]:
 
 def format_comparison(this: list[ChainCost], before: list[ChainCost], label: str) -> Iterator[str]:
     """A Markdown table: per size, the CPU per pair of ``label``'s code and of this
-    checkout's, their ratio, and whether Reducer1 wrote the same bytes."""
+    checkout's, their ratio, and whether Reducer1 wrote the same bytes ("changed" when it
+    did not: the revisions compute different scores)."""
     yield (f"| pages | Mapper1 µs/pair ({label} → this) | Reducer1 µs/pair "
            f"| together µs/pair | this / before | Mapper1 on {START_PAGES} pages, s "
            "| its peak memory, MB | Reducer1's output |")
     yield "|---:|---:|---:|---:|---:|---:|---:|---|"
     for now, then in zip(this, before):
         ratio = now.total_us_per_pair / then.total_us_per_pair if then.total_us_per_pair else 0.0
-        same = "the same bytes" if now.output_digest == then.output_digest else "DIFFERENT"
+        same = "the same bytes" if now.output_digest == then.output_digest else "changed"
         yield (f"| {now.pages:,} | {then.mapper_us_per_pair:.1f} → {now.mapper_us_per_pair:.1f} "
                f"| {then.reducer_us_per_pair:.1f} → {now.reducer_us_per_pair:.1f} "
                f"| {then.total_us_per_pair:.1f} → {now.total_us_per_pair:.1f} | {ratio:.2f} "

@@ -227,6 +227,8 @@ def page_pairs(
         # Each link's anchor key and text, once, not once a pair it is in
         keys = [anchor_key(link.words) for link in links]
         texts = [getattr(link, "anchor", "") for link in links]
+        described = ([getattr(link, "context", _NO_WORDS) for link in links] if describe
+                     else None)
         # Links in position order (as segmented, the filters keep it): past the window,
         # every later link is farther still, so the scan of the block can stop there
         ordered = all(a.pos <= b.pos for a, b in zip(links, links[1:]))
@@ -252,9 +254,10 @@ def page_pairs(
                 if distant_pairs:  # co-cited however far apart; proximity only weighs
                     s = max(s, DISTANT_PAIR_SIMILARITY)
                 if s > 0.0:
-                    context = (round(anchor_similarity(getattr(low, "context", _NO_WORDS),
-                                                       getattr(high, "context", _NO_WORDS)),
-                                     ROUND_DIGITS) if describe else 0.0)
+                    context = 0.0  # most links have no description: no overlap to compute
+                    if described and described[low_at] and described[high_at]:
+                        context = round(anchor_similarity(described[low_at],
+                                                          described[high_at]), ROUND_DIGITS)
                     pairs.append(
                         PagePair(
                             p1=low.url,

@@ -61,7 +61,7 @@ def encode_pair_value(other: str, site: str, anchor: str, similarity: float,
     if not 0 <= s_micro <= SORT_TOP:
         raise ValueError(f"similarity out of range: {similarity}")
     return [PAIR_TAG, other, site, anchor, str(SORT_TOP - s_micro).zfill(_SORT_WIDTH), page, text,
-            str(links), str(micro(context))]
+            str(links), str(micro(context)) if context else "0"]
 
 
 def decode_pair_value(value: Any) -> tuple[str, str, str, int, str, str, int, int]:
