@@ -12,16 +12,18 @@ keys in URL order.  All arithmetic comes from :mod:`relatedpages.scoring.similar
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from relatedpages.scoring.granularity import units
 from relatedpages.scoring.parameters import ScoreForm, SimilarityParams
 from relatedpages.scoring.similarity import (
     LinkLike,
     RelatedEntry,
+    Evidence,
     better_citation,
     directed_candidate,
+    domain_similarity_micro,
     in_counts,
     micro,
     raw_counts,
@@ -38,11 +40,31 @@ if TYPE_CHECKING:  # filters.links may be written after this module; import it l
 _SimsBySite = dict[str, dict[str, list[float]]]
 
 
+class CandidateFeatures(NamedTuple):
+    """Everything the default preset's score reads about one related page of a page, per
+    citing site, in micro-units where the score sums them: what ``observe`` is given, so
+    that another score can be measured on the same candidates
+    (:mod:`relatedpages.evaluation.score_variants`)."""
+
+    url: str
+    ds: dict[str, int]  # citing site -> DS_d (Eq. 12), micro-units
+    links: dict[str, int]  # citing site -> the most links of its pages co-citing the pair
+    context: dict[str, int]  # citing site -> the largest description overlap, micro-units
+    in_p: int  # Eq. 13's in_p2
+    popularity: int  # sites linking the related page, templates aside
+    evidence: Evidence  # the candidate's evidence, as the list shows it
+
+
+#: Called once per page with a list, before its top-M cut: (page, its candidates' features).
+Observer = Callable[[str, list[CandidateFeatures]], None]
+
+
 def related_from_filtered(
     pages: Iterable[tuple[str, Sequence[Sequence[LinkLike]]]
                     | tuple[str, Sequence[Sequence[LinkLike]], str]],
     sim_params: SimilarityParams,
     raw: Iterable[tuple[str, Mapping[str, int]]] | None = None,
+    observe: Observer | None = None,
 ) -> dict[str, list[RelatedEntry]]:
     """Related pages from ``(citing page site, filtered blocks[, citing page URL])``, one
     per page (the URL names the citing page in the evidence).
@@ -54,7 +76,8 @@ def related_from_filtered(
     evidence tie-break of the default preset) is the number of sites whose blocks link it
     at most ``template`` times (more often: their template), counted over ``raw``
     (citing site, :func:`~relatedpages.scoring.similarity.raw_counts` of its blocks before the
-    filters) — or over the filtered blocks when ``raw`` is not given.
+    filters) — or over the filtered blocks when ``raw`` is not given.  ``observe``, when
+    given, sees every page's candidates before the cut (:class:`CandidateFeatures`).
     """
     in_p: Counter[str] = Counter()
     # blocks of each citing site that contain a page (for the popularity tie-break)
@@ -100,14 +123,22 @@ def related_from_filtered(
     related: dict[str, list[RelatedEntry]] = {}
     best_sites: dict[str, int] = {}  # the citing sites of each list's first result
     for source in sorted(sims):
+        links_of = {target: {site: most_links[min(source, target), max(source, target), site]
+                             for site in by_site} for target, by_site in sims[source].items()}
+        context_of = {target: {site: most_context[min(source, target), max(source, target), site]
+                               for site in by_site} for target, by_site in sims[source].items()}
         candidates = [directed_candidate(
             target, by_site, in_p[target], sim_params, popularity[target],
-            _citations(best_citation, source, target, by_site),
-            {site: most_links[min(source, target), max(source, target), site]
-             for site in by_site},
-            {site: most_context[min(source, target), max(source, target), site]
-             for site in by_site})
+            _citations(best_citation, source, target, by_site), links_of[target],
+            context_of[target])
             for target, by_site in sims[source].items()]
+        if observe is not None:
+            observe(source, [CandidateFeatures(
+                candidate.url,
+                {site: domain_similarity_micro(groups, sim_params.r, sim_params.n)
+                 for site, groups in sims[source][candidate.url].items()},
+                links_of[candidate.url], context_of[candidate.url], in_p[candidate.url],
+                popularity[candidate.url], candidate.evidence) for candidate in candidates])
         entries = top_related(candidates, sim_params.m, sim_params.t, sim_params.tie_break,
                               sim_params.relative)
         if entries:
@@ -134,6 +165,8 @@ def reference_related(
     link_params: LinkFilterParams,
     sim_params: SimilarityParams,
     words: AnchorWords,
+    observe: Observer | None = None,
+    on_filtered: Callable[[Mapping[str, Any], Sequence[Sequence[LinkLike]]], None] | None = None,
 ) -> dict[str, list[RelatedEntry]]:
     """Related pages of a corpus of segment records (``jobs.segment`` output values).
 
@@ -141,7 +174,8 @@ def reference_related(
     (:func:`relatedpages.scoring.granularity.units`), which are filtered with
     ``filters.links.filter_blocks(record["site"], units, words, link_params)``
     and its filtered blocks are cited from ``record["site"]``; then as
-    :func:`related_from_filtered`.  Records must be well formed (the job's
+    :func:`related_from_filtered` (``observe`` with it).  ``on_filtered`` sees each
+    record with its filtered units.  Records must be well formed (the job's
     skip-and-count of malformed input is tested on the job itself).
     """
     from filters.links import filter_blocks  # lazy: see the TYPE_CHECKING import above
@@ -153,6 +187,8 @@ def reference_related(
             unit_blocks, _usable = units(record, sim_params.granularity)
             raw.append((record["site"], raw_counts(unit_blocks)))
             blocks, _events = filter_blocks(record["site"], unit_blocks, words, link_params)
+            if on_filtered is not None:
+                on_filtered(record, blocks)
             yield record["site"], blocks, record["url"]
 
-    return related_from_filtered(filtered(), sim_params, raw)
+    return related_from_filtered(filtered(), sim_params, raw, observe)
