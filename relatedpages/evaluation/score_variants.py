@@ -10,9 +10,10 @@ CandidateFeatures`); each variant then re-scores those candidates, cuts the list
 product does (:func:`~relatedpages.scoring.similarity.top_related`), fills them with
 co-citation as ``relatedpages eval related`` does, and is scored by the same measures.
 
-The capture is checked, not trusted: the default score re-computed from the features must
-give the oracle's very lists on every test page (:func:`check_faithful`), so a row of this
-table is the command's row with one thing changed.  Some variants read more than the chain
+The capture is checked, not trusted: the oracle's scores re-ranked from the capture must give
+its very lists on every test page (:func:`check_faithful`: the cut, the relative cut and the
+tie-breaks as the product applies them), so a row of this table is the command's row with
+one thing changed.  Some variants read more than the chain
 has: each page's words over every index link to it (anchor and description, tf-idf), and the
 co-citing units of each test page (their sizes, how alike their links are) and the pages
 linking it.  Those are gathered while the oracle filters the records.
@@ -125,15 +126,9 @@ def coherence(unit: Sequence[str], vectors: Mapping[str, Mapping[str, float]]) -
     return sum(cosine(vector, centroid) for vector in present) / len(present) / norm
 
 
-def default_score(candidate: CandidateFeatures, params: SimilarityParams) -> float:
-    """The default preset's score from the features, exactly as
-    :func:`~relatedpages.scoring.similarity.directed_candidate` computes it."""
-    values = candidate.ds.values()
-    capped = sum(min(value, sim.SITE_EVIDENCE_CAP_MICRO) for value in values)
-    worth = sum(sim.site_worth_micro(candidate.links.get(site, 0)) for site in candidate.ds)
-    return sim.score_from_micro(sum(values), max(values, default=0), len(candidate.ds),
-                                candidate.in_p, params, candidate.popularity, capped, worth,
-                                sum(candidate.context.values()))
+def default_score(candidate: CandidateFeatures) -> float:
+    """The default preset's score: the one the oracle gave the candidate."""
+    return candidate.score
 
 
 def _descriptions(candidate: CandidateFeatures) -> list[float]:
@@ -146,14 +141,14 @@ def _shared_units(query: Query, url: str) -> list[tuple[str, ...]]:
 
 def _with(term: Callable[[CandidateFeatures, Query], float]) -> Score:
     def score(candidate: CandidateFeatures, query: Query) -> float:
-        return default_score(candidate, query.capture.params) + term(candidate, query)
+        return default_score(candidate) + term(candidate, query)
     return score
 
 
 def _described_instead(term: Callable[[list[float], CandidateFeatures], float]) -> Score:
     """The default score with its description term replaced by ``term``."""
     def score(candidate: CandidateFeatures, query: Query) -> float:
-        base = default_score(candidate, query.capture.params)
+        base = default_score(candidate)
         return base - sim.DESCRIPTION_WEIGHT * sum(_descriptions(candidate)) + term(
             _descriptions(candidate), candidate)
     return score
@@ -163,7 +158,7 @@ def _mean_ds(weight: float) -> Score:
     def score(candidate: CandidateFeatures, query: Query) -> float:
         capped = sum(min(v, sim.SITE_EVIDENCE_CAP_MICRO) for v in candidate.ds.values())
         mean = capped / sim.SCALE / len(candidate.ds) if candidate.ds else 0.0
-        return default_score(candidate, query.capture.params) + (weight - 1.0) * mean
+        return default_score(candidate) + (weight - 1.0) * mean
     return score
 
 
@@ -185,8 +180,8 @@ def _coherence(gamma: float) -> Score:
 
 def _smallest_unit(g: float) -> Score:
     def term(candidate: CandidateFeatures, query: Query) -> float:
-        sizes = [len(unit) for unit in _shared_units(query, candidate.url)]
-        return -g * math.log(min(sizes)) if sizes else -g * math.log(sim.UNIT_LINKS * 20)
+        # a candidate shares a unit with the page (it is co-cited there)
+        return -g * math.log(min(len(unit) for unit in _shared_units(query, candidate.url)))
     return _with(term)
 
 
@@ -208,7 +203,7 @@ def _other_units(g: float) -> Score:
 
 #: The variants, in the order of parameters.md's "Measured at the current score and not kept".
 VARIANTS: dict[str, Score] = {
-    "the score (defaults)": lambda candidate, query: default_score(candidate, query.capture.params),
+    "the score (defaults)": lambda candidate, query: default_score(candidate),
     "descriptions capped at 0.5 a site": _described_instead(
         lambda values, _c: sim.DESCRIPTION_WEIGHT * sum(min(v, 0.5) for v in values)),
     "descriptions averaged over the sites": _described_instead(
@@ -248,8 +243,8 @@ def rank(capture: Capture, score: Score) -> dict[str, list[list[Any]]]:
 
 
 def check_faithful(capture: Capture) -> None:
-    """Raise when the default score re-computed from the capture does not give the
-    oracle's lists: then no variant's row would be the command's row with one change."""
+    """Raise when the default score re-ranked from the capture does not give the oracle's
+    lists: then no variant's row would be the command's row with one change."""
     ours = rank(capture, VARIANTS["the score (defaults)"])
     for page in capture.tests:
         if ours.get(page) != capture.product.get(page):

@@ -47,6 +47,7 @@ class CandidateFeatures(NamedTuple):
     (:mod:`relatedpages.evaluation.score_variants`)."""
 
     url: str
+    score: float  # the score the preset gave it
     ds: dict[str, int]  # citing site -> DS_d (Eq. 12), micro-units
     links: dict[str, int]  # citing site -> the most links of its pages co-citing the pair
     context: dict[str, int]  # citing site -> the largest description overlap, micro-units
@@ -134,7 +135,7 @@ def related_from_filtered(
             for target, by_site in sims[source].items()]
         if observe is not None:
             observe(source, [CandidateFeatures(
-                candidate.url,
+                candidate.url, candidate.score,
                 {site: domain_similarity_micro(groups, sim_params.r, sim_params.n)
                  for site, groups in sims[source][candidate.url].items()},
                 links_of[candidate.url], context_of[candidate.url], in_p[candidate.url],
