@@ -8,7 +8,9 @@ development split with part of its index) and keeps what the default score reads
 candidate of every test page; then re-scores the candidates with each variant
 (``relatedpages.evaluation.score_variants.VARIANTS``) and prints the measures as a Markdown
 table, one figure per set.  The first row is the defaults, checked to give the oracle's
-very lists, so each row is ``relatedpages eval related``'s product row with one change.
+very lists, so each row is ``relatedpages eval related``'s product row with one change; the
+last two rows order the same candidates by a model learned on the other half of the lists
+(``relatedpages.evaluation.learned``).
 Never a test split: these are the measurements of docs/reference/parameters.md, "Measured at
 the current score and not kept".  About 2.5 minutes per set.
 """

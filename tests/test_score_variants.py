@@ -47,12 +47,20 @@ def test_a_capture_that_lost_a_candidate_is_refused(capture: sv.Capture) -> None
 def test_each_variant_reads_what_it_names(capture: sv.Capture) -> None:
     defaults = sv.rank(capture, sv.VARIANTS["the score (defaults)"])
     changed = {name for name, score in sv.VARIANTS.items() if sv.rank(capture, score) != defaults}
-    # the words of the pages and the units' sizes are there to read, and move the lists
-    assert {"the page's words, cosine x 2", "the smallest co-citing unit, -0.1 ln links",
-            "the mean DS_d weighed 2"} <= changed
+    # the words of the pages and of their headings and the units' sizes are there to read,
+    # and move the lists
+    assert {"the page's words, cosine x 2", "the headings' words, cosine x 1",
+            "the smallest co-citing unit, -0.1 ln links", "the mean DS_d weighed 2",
+            "learned from the chain's evidence",
+            "learned from it, the words, headings and units"} <= changed
+    # a learned variant reorders the default's kept candidates, each page's lowest at T
+    fitted = capture.fitted["chain"]
+    assert {page for page, _url in fitted} <= set(capture.tests)
+    assert min(fitted.values()) == capture.params.t
     page = next(page for page in capture.tests if capture.units.get(page))
     assert all(page in unit for unit in capture.units[page])
     assert capture.vectors("words") and capture.vectors("described")
+    assert capture.vectors("headings").get(page)  # a test page is listed under headings
     # a page's vector is unit length
     candidate = capture.candidates[page][0]
     assert sv.cosine(capture.vectors("words")[candidate.url],

@@ -14,9 +14,15 @@ The capture is checked, not trusted: the oracle's scores re-ranked from the capt
 its very lists on every test page (:func:`check_faithful`: the cut, the relative cut and the
 tie-breaks as the product applies them), so a row of this table is the command's row with
 one thing changed.  Some variants read more than the chain
-has: each page's words over every index link to it (anchor and description, tf-idf), and the
-co-citing units of each test page (their sizes, how alike their links are) and the pages
-linking it.  Those are gathered while the oracle filters the records.
+has: each page's words over every index link to it (anchor and description, tf-idf), the
+words of the headings it is listed under in the indexed pages, and the co-citing units of
+each test page (their sizes, how alike their links are) and the pages linking it.  Those are
+gathered while the oracle filters the records (the headings from the pages' sections).
+
+The last rows are not a change of one term but a model of the same evidence, learned:
+:mod:`relatedpages.evaluation.learned` fits a linear ListNet model on the test pages of one
+fold of held-out lists and ranks the other fold's, and the other way round
+(:func:`fold_of`); it reorders the candidates the default score keeps.
 """
 from __future__ import annotations
 
@@ -27,7 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from relatedpages.evaluation.hubs import GroundTruth, select_test_pages
+import numpy as np
+
+from relatedpages.evaluation import learned
+from relatedpages.evaluation.hubs import GroundTruth, HubList, select_test_pages
 from relatedpages.evaluation.measures import Scores, score_related
 from relatedpages.evaluation.related import MIN_CITING_DEFAULT, load_split, with_fallback
 from relatedpages.scoring import similarity as sim
@@ -57,16 +66,21 @@ class Capture:
     cocitation: dict[str, list[list[Any]]]  # co-citation's lists of the test pages (the fill)
     words: dict[str, Counter[str]]  # URL -> anchor and description words of its index links
     described: dict[str, Counter[str]]  # URL -> description words only
+    headings: dict[str, Counter[str]]  # URL -> words of the headings it is listed under
     units: dict[str, list[tuple[str, ...]]]  # test page -> the units that contain it
     #: test page -> for each index page linking it: (the page's links, those of its units
     #: that contain the test page)
     pages: dict[str, list[tuple[frozenset[str], frozenset[str]]]]
     _vectors: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    #: a learned variant's cross-fitted scores: its name -> (page, candidate) -> score
+    fitted: dict[str, dict[tuple[str, str], float]] = field(default_factory=dict)
 
     def vectors(self, kind: str) -> dict[str, dict[str, float]]:
-        """Each URL's tf-idf vector, unit length, over ``words`` or ``described``."""
+        """Each URL's tf-idf vector, unit length, over ``words``, ``described`` or
+        ``headings``."""
         if kind not in self._vectors:
-            self._vectors[kind] = tfidf(self.words if kind == "words" else self.described)
+            self._vectors[kind] = tfidf({"words": self.words, "described": self.described,
+                                         "headings": self.headings}[kind])
         return self._vectors[kind]
 
 
@@ -97,6 +111,26 @@ def tfidf(counts: Mapping[str, Counter[str]]) -> dict[str, dict[str, float]]:
         norm = math.sqrt(sum(x * x for x in vector.values())) or 1.0
         vectors[url] = {word: x / norm for word, x in vector.items()}
     return vectors
+
+
+def heading_words(pages: Iterable[HubList], analyser: Any) -> dict[str, Counter[str]]:
+    """Each URL's words of the headings it is listed under (``analyser.words`` of each
+    section's heading, once per section listing it).
+
+    >>> from filters.anchors import AnchorWords
+    >>> from relatedpages.evaluation.hubs import HubSection
+    >>> page = HubList("l", "s", (HubSection("Web frameworks", 2, ("a", "b")),
+    ...                           HubSection("Databases", 2, ("a",))))
+    >>> sorted(heading_words([page], AnchorWords())["a"].items())
+    [('databas', 1), ('framework', 1), ('web', 1)]
+    """
+    counts: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    for page in pages:
+        for section in page.sections:
+            words = analyser.words(section.heading)
+            for url in section.links:
+                counts[url].update(words)
+    return dict(counts)
 
 
 def cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
@@ -201,6 +235,57 @@ def _other_units(g: float) -> Score:
     return _with(term)
 
 
+def more_features(candidate: CandidateFeatures, query: Query) -> list[float]:
+    """What the capture reads beside the chain's evidence: the page's and the candidate's
+    words and headings (cosines), the units co-citing them (how many, the smallest's ln
+    links, how many of 2-80 links) and ln(1 + the pages linking both apart)."""
+    page, words, headings = query.page, query.capture.vectors("words"), \
+        query.capture.vectors("headings")
+    units = _shared_units(query, candidate.url)
+    apart = sum(1 for links, near in query.capture.pages.get(page, ())
+                if candidate.url in links and candidate.url not in near)
+    return [cosine(words.get(page, {}), words.get(candidate.url, {})),
+            cosine(headings.get(page, {}), headings.get(candidate.url, {})),
+            float(len(units)), math.log(min(len(unit) for unit in units)),  # one at least
+            float(sum(1 for unit in units if 2 <= len(unit) <= NAIVE_MAX_LINKS)),
+            math.log1p(apart)]
+
+
+def fold_of(capture: Capture, page: str) -> int:
+    """A test page's fold for the learned variants: its first held-out list's, mod 2 (the
+    pages of one held-out list stay together)."""
+    return min(capture.truth.lists_of.get(page, frozenset({0}))) % 2
+
+
+def _learned(name: str, features: Callable[[CandidateFeatures, Query], list[float]]) -> Score:
+    """The cross-fitted model's order of the candidates the default score keeps (those
+    below T stay below it): each page's lowest at T, the others by how much the model puts
+    them above it (:mod:`relatedpages.evaluation.learned`)."""
+    def fit(capture: Capture) -> dict[tuple[str, str], float]:
+        t = capture.params.t
+        rows: dict[str, tuple[list[str], Any, Any]] = {}
+        for page in capture.tests:
+            kept = [c for c in capture.candidates.get(page, ()) if c.score >= t]
+            if kept:
+                query = Query(page, capture)
+                rows[page] = ([c.url for c in kept],
+                              np.array([features(c, query) for c in kept]),
+                              np.array([capture.truth.grade(page, c.url) for c in kept]))
+        scores = learned.cross_fit({page: (x, grades) for page, (_u, x, grades) in rows.items()},
+                                   {page: fold_of(capture, page) for page in rows})
+        return {(page, url): t + float(value - scores[page].min())
+                for page, (urls, _x, _g) in rows.items()
+                for url, value in zip(urls, scores[page])}
+
+    def score(candidate: CandidateFeatures, query: Query) -> float:
+        if candidate.score < query.capture.params.t:
+            return candidate.score
+        if name not in query.capture.fitted:
+            query.capture.fitted[name] = fit(query.capture)
+        return query.capture.fitted[name][query.page, candidate.url]
+    return score
+
+
 #: The variants, in the order of parameters.md's "Measured at the current score and not kept".
 VARIANTS: dict[str, Score] = {
     "the score (defaults)": lambda candidate, query: default_score(candidate),
@@ -213,11 +298,18 @@ VARIANTS: dict[str, Score] = {
     "the page's words, cosine x 0.5": _words("words", 0.5),
     "the page's words, cosine x 2": _words("words", 2.0),
     "the descriptions' words, cosine x 0.5": _words("described", 0.5),
+    "the headings' words, cosine x 0.5": _words("headings", 0.5),
+    "the headings' words, cosine x 1": _words("headings", 1.0),
     "how alike the unit's links are x 1": _coherence(1.0),
     "the smallest co-citing unit, -0.1 ln links": _smallest_unit(0.1),
     "co-citing units of 2-80 links, 0.3 ln(1 + n)": _naive_units(0.3),
     "pages linking both apart, -0.2 ln(1 + n)": _other_units(0.2),
     "the mean DS_d weighed 2": _mean_ds(2.0),
+    "learned from the chain's evidence": _learned(
+        "chain", lambda candidate, _query: learned.chain_features(candidate)),
+    "learned from it, the words, headings and units": _learned(
+        "more", lambda candidate, query: learned.chain_features(candidate)
+        + more_features(candidate, query)),
 }
 
 
@@ -306,13 +398,15 @@ def capture(data: Path, name: str, max_lists: int | None = None) -> Capture:
         for url in wanted.intersection(here):
             pages[url].append((here, frozenset(near[url])))
 
+    analyser = AnchorWords()
     product = reference_related(loaded.index_records, preset_link_params("default"), params,
-                                AnchorWords(), observe=observe, on_filtered=on_filtered)
+                                analyser, observe=observe, on_filtered=on_filtered)
     cocitation = reference_cocitation(loaded.index_records, CocitationParams(m=K, min_degree=1))
     return Capture(name, tests, truth, params, candidates,
                    {page: product[page] for page in tests if page in product},
                    {page: cocitation[page] for page in tests if cocitation.get(page)},
-                   dict(words), dict(described), dict(units), dict(pages))
+                   dict(words), dict(described), heading_words(loaded.index_sections, analyser),
+                   dict(units), dict(pages))
 
 
 def table(rows: Mapping[str, Mapping[str, Scores]], sets: Iterable[str]) -> str:
