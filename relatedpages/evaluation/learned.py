@@ -21,17 +21,15 @@ import numpy as np
 from relatedpages.scoring import similarity as sim
 from relatedpages.scoring.reference import CandidateFeatures
 
-#: What the chain reads of each candidate (CandidateFeatures), as numbers.
-CHAIN_FEATURES = ("the score", "citing sites", "Σ DS_d", "largest DS_d", "mean DS_d",
-                  "Σ ln(1 + links)", "Σ description overlap", "largest description overlap",
-                  "ln(1 + in_p)", "ln(1 + popularity)")
 #: The L2 penalty on the standardised weights, and the most Newton steps (damped).
 L2 = 1.0
 NEWTON_STEPS = 25
 
 
 def chain_features(candidate: CandidateFeatures) -> list[float]:
-    """The candidate's ``CHAIN_FEATURES``.
+    """What the chain reads of the candidate (:class:`CandidateFeatures`), as numbers: the
+    score, its citing sites, Σ, largest and mean DS_d, Σ ln(1 + the sites' links), Σ and
+    largest description overlap, ln(1 + in_p), ln(1 + popularity).
 
     >>> c = CandidateFeatures("u", 2.5, {"a": 500_000, "b": 1_000_000}, {"a": 9, "b": 2},
     ...                       {"a": 0}, 3, 7, [])
@@ -65,6 +63,7 @@ def fit_listwise(pages: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     lists = [((features - centre) / scale, gains / gains.sum())
              for features, grades in pages
              if (gains := 2.0 ** np.asarray(grades, dtype=float) - 1.0).sum() > 0]
+
     def loss(w: np.ndarray) -> float:
         total = 0.5 * L2 * float(w @ w)
         for z, wanted in lists:

@@ -219,19 +219,25 @@ def _smallest_unit(g: float) -> Score:
     return _with(term)
 
 
+def _naive_count(units: Sequence[tuple[str, ...]]) -> int:
+    return sum(1 for unit in units if 2 <= len(unit) <= NAIVE_MAX_LINKS)
+
+
+def _pages_apart(query: Query, url: str) -> int:
+    """The index pages linking both the page and ``url``, in no common unit."""
+    return sum(1 for links, near in query.capture.pages.get(query.page, ())
+               if url in links and url not in near)
+
+
 def _naive_units(g: float) -> Score:
     def term(candidate: CandidateFeatures, query: Query) -> float:
-        count = sum(1 for unit in _shared_units(query, candidate.url)
-                    if 2 <= len(unit) <= NAIVE_MAX_LINKS)
-        return g * math.log1p(count)
+        return g * math.log1p(_naive_count(_shared_units(query, candidate.url)))
     return _with(term)
 
 
 def _other_units(g: float) -> Score:
     def term(candidate: CandidateFeatures, query: Query) -> float:
-        apart = sum(1 for links, near in query.capture.pages.get(query.page, ())
-                    if candidate.url in links and candidate.url not in near)
-        return -g * math.log1p(apart)
+        return -g * math.log1p(_pages_apart(query, candidate.url))
     return _with(term)
 
 
@@ -242,19 +248,16 @@ def more_features(candidate: CandidateFeatures, query: Query) -> list[float]:
     page, words, headings = query.page, query.capture.vectors("words"), \
         query.capture.vectors("headings")
     units = _shared_units(query, candidate.url)
-    apart = sum(1 for links, near in query.capture.pages.get(page, ())
-                if candidate.url in links and candidate.url not in near)
     return [cosine(words.get(page, {}), words.get(candidate.url, {})),
             cosine(headings.get(page, {}), headings.get(candidate.url, {})),
             float(len(units)), math.log(min(len(unit) for unit in units)),  # one at least
-            float(sum(1 for unit in units if 2 <= len(unit) <= NAIVE_MAX_LINKS)),
-            math.log1p(apart)]
+            float(_naive_count(units)), math.log1p(_pages_apart(query, candidate.url))]
 
 
 def fold_of(capture: Capture, page: str) -> int:
     """A test page's fold for the learned variants: its first held-out list's, mod 2 (the
     pages of one held-out list stay together)."""
-    return min(capture.truth.lists_of.get(page, frozenset({0}))) % 2
+    return min(capture.truth.lists_of[page]) % 2  # a test page is in a held-out list
 
 
 def _learned(name: str, features: Callable[[CandidateFeatures, Query], list[float]]) -> Score:
